@@ -13,18 +13,18 @@ type Kind int
 
 // The kinds, in the order of the table in STYLE.md §4.
 const (
-	Internal        Kind = iota // a fault of ours; the client sees a generic message
-	Invalid                     // well-formed input that breaks a rule (422)
-	BadRequest                  // unparseable or wrongly typed input (400)
-	Unauthenticated             // missing, invalid or revoked credentials (401)
-	Forbidden                   // authenticated but not allowed (403)
-	NotFound                    // no such resource, or none the caller may see (404)
-	MethodNotAllowed            // known path, unsupported method (405)
-	Conflict                    // duplicate, or blocked by the current state (409)
-	TooLarge                    // body or batch over its limit (413)
-	TooManyRequests             // login lockout (429)
-	NotImplemented              // route documented but not built yet (501)
-	Unavailable                 // a dependency is down (503)
+	Internal         Kind = iota // a fault of ours; the client sees a generic message
+	Invalid                      // well-formed input that breaks a rule (422)
+	BadRequest                   // unparseable or wrongly typed input (400)
+	Unauthenticated              // missing, invalid or revoked credentials (401)
+	Forbidden                    // authenticated but not allowed (403)
+	NotFound                     // no such resource, or none the caller may see (404)
+	MethodNotAllowed             // known path, unsupported method (405)
+	Conflict                     // duplicate, or blocked by the current state (409)
+	TooLarge                     // body or batch over its limit (413)
+	TooManyRequests              // login lockout (429)
+	NotImplemented               // route documented but not built yet (501)
+	Unavailable                  // a dependency is down (503)
 )
 
 var kindNames = [...]string{

@@ -1,0 +1,91 @@
+# Switchyard developer tasks. `make` (or `make help`) lists them.
+# Every variable below can be overridden from the environment or the command line.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+# Services the tests talk to (STYLE §10); .ci/services.sh provides them on loopback.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+export TEST_DATABASE_URL TEST_REDIS_URL
+
+# Pinned tools. oapi-codegen is pinned by the `tool` line in go.mod; sqlc and
+# Redocly run at a fixed version without entering go.mod or a package.json.
+SQLC ?= go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
+REDOCLY ?= npx --yes @redocly/cli@2.77.0
+
+# Fuzz targets as package:FuzzName, e.g. ./sdkgo/eval:FuzzEvaluate; each runs FUZZTIME.
+FUZZ_TARGETS ?=
+FUZZTIME ?= 20s
+
+.PHONY: help generate check-generated vet-sql build services run test test-short \
+	fuzz lint lint-api tidy-check migration ci
+
+help: ## Show this list of targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+generate: ## Regenerate gen/ (oapi-codegen) and db/ (sqlc)
+	go tool oapi-codegen -config oapi-codegen.yaml api/openapi.yaml
+	mkdir -p gen/apiclient
+	go tool oapi-codegen -generate types,client -package apiclient -o gen/apiclient/client.gen.go api/openapi.yaml
+	$(SQLC) generate
+
+check-generated: generate ## Fail if generated code or go.mod/go.sum are stale
+	@git diff --exit-code -- gen db || { echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; }
+	@untracked="$$(git status --porcelain -- gen db)"; \
+	if [[ -n "$$untracked" ]]; then echo "$$untracked"; echo "uncommitted files in gen/ or db/: commit or delete them" >&2; exit 1; fi
+	go mod tidy -diff
+
+vet-sql: ## Run sqlc vet (rules from sqlc.yaml) against the test database
+	$(SQLC) vet
+
+build: ## Build the server binary to bin/switchyard
+	go build -o bin/switchyard .
+
+services: ## Start local PostgreSQL and Redis (installs them if missing)
+	bash .ci/services.sh
+
+run: services ## Run the server locally (COOKIE_SECURE=false unless set)
+	COOKIE_SECURE="$${COOKIE_SECURE:-false}" go run .
+
+test: services ## Run all tests with the race detector against local services
+	go test -race -count=1 ./...
+
+test-short: ## Run the tests that need no services (go test -short)
+	go test -short ./...
+
+fuzz: ## Run each FUZZ_TARGETS entry (pkg:FuzzName) for FUZZTIME
+	@if [[ -z "$(strip $(FUZZ_TARGETS))" ]]; then echo "no fuzz targets configured (set FUZZ_TARGETS)"; fi
+	@for target in $(FUZZ_TARGETS); do \
+		pkg="$${target%%:*}"; name="$${target##*:}"; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		go test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
+	done
+
+lint: ## gofmt (must list nothing), go vet, and golangci-lint when installed
+	@files="$$(git ls-files --cached --others --exclude-standard -- '*.go')"; \
+	if [[ -n "$$files" ]]; then \
+		unformatted="$$(gofmt -l $$files)"; \
+		if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; \
+	fi
+	go vet ./...
+	@if command -v golangci-lint >/dev/null 2>&1; then golangci-lint run ./...; else echo "golangci-lint not installed; skipped"; fi
+
+lint-api: ## Lint api/openapi.yaml with Redocly
+	$(REDOCLY) lint api/openapi.yaml
+
+tidy-check: ## Fail if go.mod/go.sum are not tidy
+	go mod tidy -diff
+
+migration: ## Create the next migrations/000NN_NAME.sql (make migration NAME=add_widgets)
+	@[[ -n "$(NAME)" ]] || { echo "usage: make migration NAME=snake_case_name" >&2; exit 1; }
+	@[[ "$(NAME)" =~ ^[a-z0-9_]+$$ ]] || { echo "NAME must match [a-z0-9_]+" >&2; exit 1; }
+	@mkdir -p migrations; \
+	last="$$(ls migrations | sed -nE 's/^([0-9]+)_.*\.sql$$/\1/p' | sort -n | tail -n 1)"; \
+	file="$$(printf 'migrations/%05d_%s.sql' "$$((10#$${last:-0} + 1))" "$(NAME)")"; \
+	printf -- '-- +goose Up\n-- Applied by "goose up"; runs at server start-up.\n\n-- +goose Down\n-- Undoes the Up section.\n' >"$$file"; \
+	echo "created $$file"
+
+ci: check-generated tidy-check lint lint-api test ## Everything CI checks

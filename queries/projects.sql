@@ -1,0 +1,2 @@
+-- name: CreateProject :one
+INSERT INTO projects (name, slug) VALUES (@name, @slug) RETURNING *;

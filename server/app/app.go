@@ -1,0 +1,149 @@
+// Package app wires Switchyard together: configuration, the database pool,
+// migrations, first-boot seeding, the HTTP server and graceful shutdown. It is
+// the only package that imports every other one; nothing imports it but main
+// and tests.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard/switchyard/server/config"
+	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/httpapi"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+// shutdownTimeout bounds how long in-flight requests may finish after
+// SIGTERM (decisions.md: up to 10 s).
+const shutdownTimeout = 10 * time.Second
+
+// startupTimeout bounds connecting, migrating and seeding at start.
+const startupTimeout = 60 * time.Second
+
+// Run is the whole program: it reads the configuration from lookupEnv, starts
+// the server, writes JSON logs to stdout and blocks until ctx is cancelled,
+// then shuts down gracefully. Configuration comes from the environment only
+// (decisions.md), so any command-line argument is an error.
+func Run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout io.Writer) error {
+	if len(args) > 1 {
+		return fmt.Errorf("unexpected arguments %q: switchyard is configured through environment variables only", args[1:])
+	}
+	cfg, err := config.FromEnv(lookupEnv)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	a, err := New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	return a.Serve(ctx)
+}
+
+// App is a started but not yet serving Switchyard instance. Tests use it to
+// learn the bound address before serving.
+type App struct {
+	cfg      config.Config
+	logger   *slog.Logger
+	pool     *pgxpool.Pool
+	listener net.Listener
+	server   *http.Server
+}
+
+// New validates cfg, connects to PostgreSQL, runs migrations (under a lock,
+// so concurrent instances are safe), seeds a first boot and opens the
+// listener. Nothing is served until Serve.
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, err error) {
+	warnings, err := cfg.Validate()
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invalid configuration: %w", err)
+	}
+
+	startCtx, cancel := context.WithTimeout(ctx, startupTimeout)
+	defer cancel()
+	pool, err := store.Open(startCtx, cfg.DatabaseURL, cfg.DBMaxConnections)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
+	if err := store.Migrate(startCtx, pool, logger); err != nil {
+		return nil, err
+	}
+	svc := core.New(pool, logger)
+	if err := svc.Seed(startCtx, core.SeedConfig{
+		WorkspaceName: cfg.WorkspaceName,
+		AdminEmail:    cfg.AdminEmail,
+		AdminPassword: cfg.AdminPassword,
+		AdminName:     cfg.AdminName,
+	}); err != nil {
+		return nil, err
+	}
+
+	handler, err := httpapi.NewHandler(httpapi.Config{Core: svc, Logger: logger, PublicDir: cfg.PublicDir})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr(), err)
+	}
+	return &App{
+		cfg:      cfg,
+		logger:   logger,
+		pool:     pool,
+		listener: ln,
+		server: &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			// No WriteTimeout: it would cut long-lived event streams.
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		},
+	}, nil
+}
+
+// Addr is the address the App listens on, e.g. 127.0.0.1:41234.
+func (a *App) Addr() string { return a.listener.Addr().String() }
+
+// Serve serves until ctx is cancelled, then stops accepting, lets in-flight
+// requests finish (up to 10 s), closes the pool and returns nil.
+func (a *App) Serve(ctx context.Context) error {
+	defer a.pool.Close()
+	a.logger.Info("listening", "addr", a.Addr())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- a.server.Serve(a.listener) }()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	a.logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := a.server.Shutdown(shutdownCtx); err != nil {
+		a.logger.Warn("graceful shutdown cut short", "err", err.Error())
+		_ = a.server.Close()
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve http: %w", err)
+	}
+	a.logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,48 @@
+// Package auth holds Switchyard's credentials and authentication rules: SDK
+// keys and personal access tokens, password hashing, sessions, roles, login
+// lockout and the CSRF header rule.
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// The kinds of generated credential. decisions.md: credentials are told apart
+// by prefix, sk_live_ is an SDK key and pat_ a personal access token.
+const (
+	SDKKeyKind = "sk_live_"
+	TokenKind  = "pat_"
+)
+
+// credentialPrefixLen is the length of the display prefix (decisions.md: the
+// first 12 characters of the full value).
+const credentialPrefixLen = 12
+
+// NewCredential returns a new random credential of kind (SDKKeyKind or
+// TokenKind): the full value, shown once to its creator; its display prefix;
+// and the hash to store. The random part is 32 bytes from crypto/rand (256
+// bits, above the 128 decisions.md asks for) in lowercase hex, so the value
+// is URL-safe and needs no padding.
+func NewCredential(kind string) (full, prefix string, hash []byte, err error) {
+	if kind != SDKKeyKind && kind != TokenKind {
+		return "", "", nil, fmt.Errorf("new credential: unknown kind %q", kind)
+	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return "", "", nil, fmt.Errorf("new credential: %w", err)
+	}
+	full = kind + hex.EncodeToString(secret[:])
+	return full, full[:credentialPrefixLen], HashCredential(full), nil
+}
+
+// HashCredential returns the SHA-256 of a full credential, the value stored
+// and looked up. A fast unsalted hash is enough here, unlike for passwords:
+// the credential carries 256 random bits, so nothing can be guessed or
+// precomputed, and a fast hash keeps the lookup on every API request cheap.
+func HashCredential(full string) []byte {
+	sum := sha256.Sum256([]byte(full))
+	return sum[:]
+}

@@ -1,0 +1,233 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// DevSessionSecret is the SESSION_SECRET used when none is set. It is public, so
+// it is only acceptable for local development over plain HTTP; Validate refuses
+// it when COOKIE_SECURE is true.
+const DevSessionSecret = "switchyard-insecure-development-session-secret"
+
+// MinSessionSecretLen is the shortest SESSION_SECRET Validate accepts.
+const MinSessionSecretLen = 32
+
+// DefaultRedisURL is the REDIS_URL used when the variable is unset.
+const DefaultRedisURL = "redis://127.0.0.1:6379/0"
+
+// LevelTrace is the slog level for RUST_LOG=trace, one step below debug.
+const LevelTrace = slog.LevelDebug - 4
+
+// Config is Switchyard's configuration, read by FromEnv. Each field names the
+// environment variable it comes from.
+type Config struct {
+	// SessionSecret (SESSION_SECRET) keys the session cookie encryption.
+	SessionSecret string
+	// DatabaseURL (DATABASE_URL) is the PostgreSQL connection string. When
+	// unset it is built from PostgresUser, PostgresPassword and PostgresDB for
+	// 127.0.0.1:5432 with sslmode=disable.
+	DatabaseURL string
+	// RedisURL (REDIS_URL) is the Redis connection string. Empty means the
+	// in-process bus (a single instance); see UsesRedis.
+	RedisURL string
+	// PostgresUser (POSTGRES_USER) is the bundled database's user.
+	PostgresUser string
+	// PostgresPassword (POSTGRES_PASSWORD) is the bundled database's password.
+	PostgresPassword string
+	// PostgresDB (POSTGRES_DB) is the bundled database's name.
+	PostgresDB string
+	// CookieSecure (COOKIE_SECURE) sets the Secure flag on cookies.
+	CookieSecure bool
+	// SDKKey (SDK_KEY) is an extra accepted SDK key; empty means none.
+	SDKKey string
+	// PublicDir (PUBLIC_DIR) holds the dashboard's static files.
+	PublicDir string
+	// Host (HOST) is the listen host; empty means all interfaces.
+	Host string
+	// Port (PORT) is the listen port; 0 picks a free port (tests).
+	Port int
+	// DBMaxConnections (DB_MAX_CONNECTIONS) is the connection pool size.
+	DBMaxConnections int32
+	// LogLevel (RUST_LOG) is the minimum level logged.
+	LogLevel slog.Level
+	// AdminEmail (ADMIN_EMAIL) and AdminPassword (ADMIN_PASSWORD), when both
+	// are set, create a workspace admin on a boot that finds no user.
+	AdminEmail string
+	// AdminPassword (ADMIN_PASSWORD): see AdminEmail.
+	AdminPassword string
+	// AdminName (ADMIN_NAME) is the display name of that admin.
+	AdminName string
+	// WorkspaceName (WORKSPACE_NAME) names the workspace created on first boot.
+	WorkspaceName string
+}
+
+// FromEnv reads the configuration through lookup, which behaves like
+// os.LookupEnv, and applies the defaults. It returns every parse error at once,
+// joined; each names its variable. FromEnv does not apply the start-up policy:
+// call Validate for that.
+func FromEnv(lookup func(string) (string, bool)) (Config, error) {
+	get := func(name, def string) string {
+		if v, ok := lookup(name); ok && v != "" {
+			return v
+		}
+		return def
+	}
+	var errs []error
+
+	c := Config{
+		SessionSecret:    get("SESSION_SECRET", DevSessionSecret),
+		PostgresUser:     get("POSTGRES_USER", "switchyard"),
+		PostgresPassword: get("POSTGRES_PASSWORD", "switchyard"),
+		PostgresDB:       get("POSTGRES_DB", "switchyard"),
+		SDKKey:           get("SDK_KEY", ""),
+		PublicDir:        get("PUBLIC_DIR", "public"),
+		Host:             get("HOST", ""),
+		AdminEmail:       get("ADMIN_EMAIL", ""),
+		AdminPassword:    get("ADMIN_PASSWORD", ""),
+		AdminName:        get("ADMIN_NAME", "Admin"),
+		WorkspaceName:    get("WORKSPACE_NAME", "Switchyard"),
+	}
+
+	c.DatabaseURL = get("DATABASE_URL", "")
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = bundledDatabaseURL(c.PostgresUser, c.PostgresPassword, c.PostgresDB)
+	}
+
+	// decisions.md: REDIS_URL set to "" selects the in-process bus; unset
+	// means the local default.
+	if v, ok := lookup("REDIS_URL"); ok {
+		c.RedisURL = v
+	} else {
+		c.RedisURL = DefaultRedisURL
+	}
+
+	var err error
+	if c.CookieSecure, err = parseBool(get("COOKIE_SECURE", "true")); err != nil {
+		errs = append(errs, fmt.Errorf("COOKIE_SECURE: %w", err))
+	}
+	if c.Port, err = parsePort(get("PORT", "3000")); err != nil {
+		errs = append(errs, fmt.Errorf("PORT: %w", err))
+	}
+	if c.DBMaxConnections, err = parsePoolSize(get("DB_MAX_CONNECTIONS", "10")); err != nil {
+		errs = append(errs, fmt.Errorf("DB_MAX_CONNECTIONS: %w", err))
+	}
+	if c.LogLevel, err = ParseLogLevel(get("RUST_LOG", "info")); err != nil {
+		errs = append(errs, fmt.Errorf("RUST_LOG: %w", err))
+	}
+
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("config: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// Validate applies the start-up policy. Warnings are problems worth logging
+// loudly that still let the server start; a non-nil error means it must not
+// start.
+func (c Config) Validate() (warnings []string, err error) {
+	switch {
+	case c.SessionSecret == DevSessionSecret:
+		if c.CookieSecure {
+			return nil, errors.New("config: SESSION_SECRET is the public development default while COOKIE_SECURE is true: " +
+				"set SESSION_SECRET to a random value of at least 32 characters, or COOKIE_SECURE=false for local HTTP")
+		}
+		warnings = append(warnings, "SESSION_SECRET is the public development default: anyone can forge sessions; "+
+			"set it to a random value of at least 32 characters outside local development")
+	case len(c.SessionSecret) < MinSessionSecretLen:
+		return nil, fmt.Errorf("config: SESSION_SECRET is %d characters long, want at least %d",
+			len(c.SessionSecret), MinSessionSecretLen)
+	}
+	if (c.AdminEmail == "") != (c.AdminPassword == "") {
+		warnings = append(warnings, "only one of ADMIN_EMAIL and ADMIN_PASSWORD is set: no admin will be created from them")
+	}
+	return warnings, nil
+}
+
+// Addr returns the listen address, host:port, for net.Listen.
+func (c Config) Addr() string {
+	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+}
+
+// UsesRedis reports whether the Redis bus is configured; false means the
+// in-process bus (REDIS_URL set to the empty string).
+func (c Config) UsesRedis() bool {
+	return c.RedisURL != ""
+}
+
+// ParseLogLevel turns a RUST_LOG value into a slog level. It accepts the
+// words error, warn, info, debug and trace in any case, and env_logger-style
+// directives such as "switchyard=debug" or "info,tower_http=warn": the level
+// word of the last directive that has one wins. Module filters are not
+// applied; they only locate the level word.
+func ParseLogLevel(s string) (slog.Level, error) {
+	directives := strings.Split(s, ",")
+	for i := len(directives) - 1; i >= 0; i-- {
+		d := strings.TrimSpace(directives[i])
+		if j := strings.LastIndex(d, "="); j >= 0 {
+			d = d[j+1:]
+		}
+		switch strings.ToLower(d) {
+		case "error":
+			return slog.LevelError, nil
+		case "warn":
+			return slog.LevelWarn, nil
+		case "info":
+			return slog.LevelInfo, nil
+		case "debug":
+			return slog.LevelDebug, nil
+		case "trace":
+			return LevelTrace, nil
+		}
+	}
+	return 0, fmt.Errorf("no level in %q: want error, warn, info, debug or trace", s)
+}
+
+// bundledDatabaseURL is the connection string for the bundled PostgreSQL.
+func bundledDatabaseURL(user, password, dbname string) string {
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.UserPassword(user, password),
+		Host:     "127.0.0.1:5432",
+		Path:     "/" + dbname,
+		RawQuery: "sslmode=disable",
+	}
+	return u.String()
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid value %q: want true, false, 1 or 0", s)
+}
+
+func parsePort(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("not an integer: %w", err)
+	}
+	if n < 0 || n > 65535 {
+		return 0, fmt.Errorf("invalid value %q: want 1 to 65535 (or 0 for any free port)", s)
+	}
+	return n, nil
+}
+
+func parsePoolSize(s string) (int32, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("not a 32-bit integer: %w", err)
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("invalid value %q: want at least 1", s)
+	}
+	return int32(n), nil
+}

@@ -1,0 +1,20 @@
+package httpapi
+
+import (
+	"github.com/switchyard/switchyard/gen/apiserver"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/core"
+)
+
+// Handlers implements the generated strict server interface. Each method
+// converts the request, calls one core method and converts the result.
+type Handlers struct {
+	core *core.Service
+}
+
+var _ apiserver.StrictServerInterface = (*Handlers)(nil)
+
+// notImplemented answers routes of the document that a later issue builds.
+func notImplemented(op string) error {
+	return apperr.Ef(apperr.NotImplemented, "%s is not implemented yet", op)
+}

@@ -1,0 +1,122 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/switchyard/switchyard/server/apperr"
+)
+
+// maxBodyBytes is the request body limit of decisions.md (413 beyond).
+const maxBodyBytes = 1 << 20
+
+// statusRecorder remembers the status a handler wrote, for the access log.
+// Unwrap lets http.ResponseController reach the real writer's Flush and
+// deadlines, which the stream needs.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// logRequests gives each request an ID (kept from X-Request-Id when the
+// caller sends a sane one) and writes one access-log line when it ends.
+func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			id := r.Header.Get("X-Request-Id")
+			if !saneRequestID(id) {
+				id = newRequestID()
+			}
+			w.Header().Set("X-Request-Id", id)
+			rec := &statusRecorder{ResponseWriter: w}
+			next.ServeHTTP(rec, r)
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
+				slog.String("request_id", id),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status),
+				slog.Duration("duration", time.Since(start)),
+			)
+		})
+	}
+}
+
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recoverPanics turns a panic in a handler into a logged 500, so one bad
+// request never takes the process down.
+func recoverPanics(errs errorWriter) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					errs.write(w, r, apperr.Wrap(apperr.Internal, "", fmt.Errorf("panic: %v", v)))
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// limitBody caps request bodies at 1 MiB; reading past it fails with
+// *http.MaxBytesError, which the error writer answers with 413.
+func limitBody(errs errorWriter) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > maxBodyBytes {
+				errs.write(w, r, &http.MaxBytesError{Limit: maxBodyBytes})
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// chain wraps h in middlewares; the first one listed runs first.
+func chain(h http.Handler, middlewares ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(middlewares) - 1; i >= 0; i-- {
+		h = middlewares[i](h)
+	}
+	return h
+}

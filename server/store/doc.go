@@ -1,0 +1,6 @@
+// Package store is Switchyard's PostgreSQL plumbing: the connection pool
+// (Open), schema migrations at startup (Migrate), the one transaction helper
+// (WithTx, WithTxV) and the one translation of database errors into apperr
+// kinds (AdaptError). Queries themselves are sqlc-generated in package db;
+// business rules live in package core.
+package store

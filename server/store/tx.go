@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard/switchyard/db"
+)
+
+// WithTx runs fn in one transaction and commits when fn returns nil. Any error
+// or panic rolls back. fn sees only a transaction-bound *db.Queries, never the
+// pool, so every statement it runs belongs to the transaction. fn's error is
+// returned unchanged; callers translate database errors with AdaptError.
+func WithTx(ctx context.Context, pool *pgxpool.Pool, fn func(q *db.Queries) error) error {
+	_, err := WithTxV(ctx, pool, func(q *db.Queries) (struct{}, error) {
+		return struct{}{}, fn(q)
+	})
+	return err
+}
+
+// WithTxV is WithTx for a closure that also returns a value, which WithTxV
+// returns after a successful commit (and the zero value otherwise).
+func WithTxV[T any](ctx context.Context, pool *pgxpool.Pool, fn func(q *db.Queries) (T, error)) (T, error) {
+	var zero T
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return zero, fmt.Errorf("begin transaction: %w", err)
+	}
+	// Roll back even when ctx is already cancelled, so the connection goes back
+	// to the pool clean. After Commit this is a no-op returning ErrTxClosed.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+
+	v, err := fn(db.New(tx))
+	if err != nil {
+		return zero, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return zero, fmt.Errorf("commit transaction: %w", err)
+	}
+	return v, nil
+}
