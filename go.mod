@@ -13,6 +13,7 @@ require (
 	github.com/oapi-codegen/nullable v1.1.0
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/pressly/goose/v3 v3.29.0
+	github.com/spaolacci/murmur3 v1.1.0
 	golang.org/x/crypto v0.58.0
 )
 

@@ -411,6 +411,15 @@ type EnvironmentPatch struct {
 	Name  *EnvironmentName  `json:"name,omitempty"`
 }
 
+// EnvironmentSummary defines model for EnvironmentSummary.
+type EnvironmentSummary struct {
+	Color     string             `json:"color"`
+	Id        openapi_types.UUID `json:"id"`
+	IsDefault bool               `json:"is_default"`
+	Name      string             `json:"name"`
+	Slug      string             `json:"slug"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Details *[]ErrorDetail `json:"details,omitempty"`
@@ -698,12 +707,17 @@ type Prerequisite struct {
 
 // Project defines model for Project.
 type Project struct {
-	CreatedAt        time.Time          `json:"created_at"`
-	EnvironmentCount int                `json:"environment_count"`
-	Id               openapi_types.UUID `json:"id"`
-	MemberCount      int                `json:"member_count"`
-	Name             string             `json:"name"`
-	Slug             string             `json:"slug"`
+	CreatedAt        time.Time `json:"created_at"`
+	EnvironmentCount int       `json:"environment_count"`
+
+	// Environments The project's environments, default first (an extension: listing environments
+	// with their settings needs project admin, and every member needs the ids).
+	Environments []EnvironmentSummary `json:"environments"`
+	Id           openapi_types.UUID   `json:"id"`
+	MemberCount  int                  `json:"member_count"`
+	Name         string               `json:"name"`
+	SdkKey       *SdkKeyCreated       `json:"sdk_key,omitempty"`
+	Slug         string               `json:"slug"`
 }
 
 // ProjectInput defines model for ProjectInput.

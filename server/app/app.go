@@ -59,10 +59,27 @@ type App struct {
 	server   *http.Server
 }
 
+// Option adjusts an App; tests use them.
+type Option func(*options)
+
+type options struct {
+	now func() time.Time
+}
+
+// WithClock makes the App read the time from now instead of time.Now, so
+// tests of lockouts, expiry and schedules need no sleeps.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}
+
 // New validates cfg, connects to PostgreSQL, runs migrations (under a lock,
 // so concurrent instances are safe), seeds a first boot and opens the
 // listener. Nothing is served until Serve.
-func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, err error) {
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Option) (_ *App, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	warnings, err := cfg.Validate()
 	for _, w := range warnings {
 		logger.Warn(w)
@@ -85,7 +102,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, e
 	if err := store.Migrate(startCtx, pool, logger); err != nil {
 		return nil, err
 	}
-	svc := core.New(pool, logger)
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey})
 	if err := svc.Seed(startCtx, core.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,

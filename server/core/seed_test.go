@@ -52,7 +52,7 @@ func newService(t *testing.T) (*core.Service, *pgxpool.Pool, *logBuffer) {
 	t.Helper()
 	pool := testenv.Pool(t)
 	logs := &logBuffer{}
-	return core.New(pool, slog.New(slog.NewJSONHandler(logs, nil))), pool, logs
+	return core.New(pool, core.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}), pool, logs
 }
 
 // queryStrings runs a query returning one text column.
@@ -165,7 +165,7 @@ func TestSeedConcurrent(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i := range errs {
-		svc := core.New(pool, slog.New(slog.NewJSONHandler(logs, nil)))
+		svc := core.New(pool, core.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 		wg.Go(func() { errs[i] = svc.Seed(t.Context(), cfg) })
 	}
 	wg.Wait()

@@ -2,20 +2,34 @@ package core
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Service runs Switchyard's business operations against the database.
 type Service struct {
-	pool   *pgxpool.Pool
-	logger *slog.Logger
+	pool         *pgxpool.Pool
+	logger       *slog.Logger
+	now          func() time.Time
+	legacySDKKey string
 }
 
-// New returns a Service on pool that logs to logger (discarded when nil).
-func New(pool *pgxpool.Pool, logger *slog.Logger) *Service {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+// Config holds a Service's optional settings; its zero value works.
+type Config struct {
+	Logger       *slog.Logger     // discarded when nil
+	Now          func() time.Time // the clock (lockouts, sessions, schedules); time.Now when nil
+	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
+}
+
+// New returns a Service on pool.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, logger: logger}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
 }

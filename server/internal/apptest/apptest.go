@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/switchyard/switchyard/gen/apiclient"
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/config"
@@ -27,12 +29,14 @@ type Server struct {
 	Client *apiclient.Client
 	logs   *syncBuffer
 	stop   func()
+	dbOnce sync.Once
+	db     *pgxpool.Pool
 }
 
 // Start starts an instance. env overrides the test defaults: a fresh
 // database, the in-process bus, loopback on a random port, insecure cookies
 // for plain HTTP, debug logs. The instance stops at the end of the test.
-func Start(t testing.TB, env map[string]string) *Server {
+func Start(t testing.TB, env map[string]string, opts ...app.Option) *Server {
 	t.Helper()
 	vars := map[string]string{
 		"HOST":          "127.0.0.1",
@@ -55,7 +59,7 @@ func Start(t testing.TB, env map[string]string) *Server {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, logger)
+	a, err := app.New(ctx, cfg, logger, opts...)
 	if err != nil {
 		cancel()
 		t.Fatalf("start app: %v", err)

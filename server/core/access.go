@@ -1,0 +1,144 @@
+package core
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+)
+
+// Need is the access an operation requires (spec, Roles).
+type Need int
+
+// The needs, weakest first.
+const (
+	NeedRead  Need = iota + 1 // any project member: read flags, impressions, …
+	NeedWrite                 // editor or admin: write flags, segments, experiments, schedules
+	NeedAdmin                 // project admin: environments, SDK keys, members, webhooks, chat
+)
+
+// roleGrants reports whether a project role satisfies need.
+func roleGrants(role string, need Need) bool {
+	switch role {
+	case auth.RoleAdmin:
+		return true
+	case auth.RoleEditor:
+		return need <= NeedWrite
+	case auth.RoleViewer:
+		return need <= NeedRead
+	}
+	return false
+}
+
+var (
+	errNoPrincipal = apperr.E(apperr.Unauthenticated, "authentication required")
+	errReadOnly    = apperr.E(apperr.Forbidden, "this token is read-only")
+	errRole        = apperr.E(apperr.Forbidden, "your role does not allow this")
+)
+
+// authorize is the one decision of who may do what inside a project: every
+// project- and environment-scoped operation ends here. decisions.md: a
+// project the caller is not a member of does not exist for them (404); a
+// member whose role is too weak gets 403; workspace admins bypass membership;
+// a read_only token never writes.
+func authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) error {
+	if p == nil {
+		return errNoPrincipal
+	}
+	if p.Kind != auth.KindUser {
+		return apperr.E(apperr.Forbidden, "SDK keys may only use the routes of their own environment")
+	}
+	if !p.WorkspaceAdmin() {
+		role, err := q.GetMemberRole(ctx, db.GetMemberRoleParams{ProjectID: projectID, UserID: p.UserID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.E(apperr.NotFound, "project not found")
+		}
+		if err != nil {
+			return err
+		}
+		if !roleGrants(role, need) {
+			return errRole
+		}
+	}
+	if need > NeedRead && p.ReadOnly {
+		return errReadOnly
+	}
+	return nil
+}
+
+// projectAccess loads a project the principal may use with need.
+// decisions.md: SDK keys answer 403 on project-level routes.
+func projectAccess(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) (db.Project, error) {
+	if p != nil && p.Kind == auth.KindSDKKey {
+		return db.Project{}, apperr.E(apperr.Forbidden, "SDK keys may only use the routes of their own environment")
+	}
+	if err := authorize(ctx, q, p, projectID, need); err != nil {
+		return db.Project{}, err
+	}
+	project, err := q.GetProject(ctx, projectID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Project{}, apperr.E(apperr.NotFound, "project not found")
+	}
+	return project, err
+}
+
+// envAccess loads an environment the principal may use with need.
+// decisions.md: an SDK key acts as an admin of its own environment; any other
+// environment answers 404.
+func envAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID, need Need) (db.Environment, error) {
+	if p == nil {
+		return db.Environment{}, errNoPrincipal
+	}
+	if p.Kind == auth.KindSDKKey && p.EnvironmentID != envID {
+		return db.Environment{}, apperr.E(apperr.NotFound, "environment not found")
+	}
+	env, err := q.GetEnvironment(ctx, envID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Environment{}, apperr.E(apperr.NotFound, "environment not found")
+	}
+	if err != nil {
+		return db.Environment{}, err
+	}
+	if p.Kind == auth.KindSDKKey {
+		return env, nil
+	}
+	if err := authorize(ctx, q, p, env.ProjectID, need); err != nil {
+		if apperr.KindOf(err) == apperr.NotFound {
+			return db.Environment{}, apperr.E(apperr.NotFound, "environment not found")
+		}
+		return db.Environment{}, err
+	}
+	return env, nil
+}
+
+// requireWorkspaceAdmin guards workspace-level operations: managing users and
+// creating, renaming or deleting projects.
+func requireWorkspaceAdmin(p *auth.Principal) error {
+	switch {
+	case p == nil:
+		return errNoPrincipal
+	case p.Kind != auth.KindUser:
+		return apperr.E(apperr.Forbidden, "SDK keys may only use the routes of their own environment")
+	case !p.WorkspaceAdmin():
+		return apperr.E(apperr.Forbidden, "only a workspace admin may do this")
+	case p.ReadOnly:
+		return errReadOnly
+	}
+	return nil
+}
+
+// requireUser guards the caller's own resources (tokens, the current user).
+func requireUser(p *auth.Principal) error {
+	switch {
+	case p == nil:
+		return errNoPrincipal
+	case p.Kind != auth.KindUser:
+		return apperr.E(apperr.Forbidden, "this route is for users, not SDK keys")
+	}
+	return nil
+}
