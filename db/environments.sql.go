@@ -11,6 +11,28 @@ import (
 	"github.com/google/uuid"
 )
 
+const clearDefaultEnvironment = `-- name: ClearDefaultEnvironment :exec
+UPDATE environments SET is_default = false WHERE project_id = $1 AND is_default
+`
+
+// The first half of moving the default: the partial unique index
+// environments_one_default_key allows at most one default per project.
+func (q *Queries) ClearDefaultEnvironment(ctx context.Context, projectID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, clearDefaultEnvironment, projectID)
+	return err
+}
+
+const countEnvironmentsByProject = `-- name: CountEnvironmentsByProject :one
+SELECT count(*) FROM environments WHERE project_id = $1
+`
+
+func (q *Queries) CountEnvironmentsByProject(ctx context.Context, projectID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, countEnvironmentsByProject, projectID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createEnvironment = `-- name: CreateEnvironment :one
 INSERT INTO environments (project_id, name, slug, color, is_default)
 VALUES ($1, $2, $3, $4, $5)
@@ -32,6 +54,207 @@ func (q *Queries) CreateEnvironment(ctx context.Context, arg CreateEnvironmentPa
 		arg.Slug,
 		arg.Color,
 		arg.IsDefault,
+	)
+	var i Environment
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Name,
+		&i.Slug,
+		&i.Color,
+		&i.IsDefault,
+		&i.RequireApproval,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const deleteEnvironment = `-- name: DeleteEnvironment :exec
+DELETE FROM environments WHERE id = $1 AND project_id = $2
+`
+
+type DeleteEnvironmentParams struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+}
+
+func (q *Queries) DeleteEnvironment(ctx context.Context, arg DeleteEnvironmentParams) error {
+	_, err := q.db.Exec(ctx, deleteEnvironment, arg.ID, arg.ProjectID)
+	return err
+}
+
+const getEnvironmentInProject = `-- name: GetEnvironmentInProject :one
+SELECT id, project_id, name, slug, color, is_default, require_approval, created_at FROM environments WHERE id = $1 AND project_id = $2
+`
+
+type GetEnvironmentInProjectParams struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+}
+
+func (q *Queries) GetEnvironmentInProject(ctx context.Context, arg GetEnvironmentInProjectParams) (Environment, error) {
+	row := q.db.QueryRow(ctx, getEnvironmentInProject, arg.ID, arg.ProjectID)
+	var i Environment
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Name,
+		&i.Slug,
+		&i.Color,
+		&i.IsDefault,
+		&i.RequireApproval,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const listEnvironmentsByProject = `-- name: ListEnvironmentsByProject :many
+SELECT id, project_id, name, slug, color, is_default, require_approval, created_at FROM environments WHERE project_id = $1 ORDER BY created_at DESC, id
+`
+
+// Newest first (decisions.md: lists without a stated order).
+func (q *Queries) ListEnvironmentsByProject(ctx context.Context, projectID uuid.UUID) ([]Environment, error) {
+	rows, err := q.db.Query(ctx, listEnvironmentsByProject, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Environment{}
+	for rows.Next() {
+		var i Environment
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Name,
+			&i.Slug,
+			&i.Color,
+			&i.IsDefault,
+			&i.RequireApproval,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listEnvironmentsByProjects = `-- name: ListEnvironmentsByProjects :many
+SELECT id, project_id, name, slug, color, is_default, require_approval, created_at FROM environments
+WHERE project_id = ANY($1::uuid[])
+ORDER BY project_id, is_default DESC, created_at DESC, id
+`
+
+// Environments of several projects for their summaries: default first, then newest first.
+func (q *Queries) ListEnvironmentsByProjects(ctx context.Context, projectIds []uuid.UUID) ([]Environment, error) {
+	rows, err := q.db.Query(ctx, listEnvironmentsByProjects, projectIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Environment{}
+	for rows.Next() {
+		var i Environment
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Name,
+			&i.Slug,
+			&i.Color,
+			&i.IsDefault,
+			&i.RequireApproval,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const setDefaultEnvironment = `-- name: SetDefaultEnvironment :one
+UPDATE environments SET is_default = true
+WHERE id = $1 AND project_id = $2
+RETURNING id, project_id, name, slug, color, is_default, require_approval, created_at
+`
+
+type SetDefaultEnvironmentParams struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+}
+
+func (q *Queries) SetDefaultEnvironment(ctx context.Context, arg SetDefaultEnvironmentParams) (Environment, error) {
+	row := q.db.QueryRow(ctx, setDefaultEnvironment, arg.ID, arg.ProjectID)
+	var i Environment
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Name,
+		&i.Slug,
+		&i.Color,
+		&i.IsDefault,
+		&i.RequireApproval,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const setEnvironmentRequireApproval = `-- name: SetEnvironmentRequireApproval :one
+UPDATE environments SET require_approval = $1
+WHERE id = $2 AND project_id = $3
+RETURNING id, project_id, name, slug, color, is_default, require_approval, created_at
+`
+
+type SetEnvironmentRequireApprovalParams struct {
+	RequireApproval bool
+	ID              uuid.UUID
+	ProjectID       uuid.UUID
+}
+
+func (q *Queries) SetEnvironmentRequireApproval(ctx context.Context, arg SetEnvironmentRequireApprovalParams) (Environment, error) {
+	row := q.db.QueryRow(ctx, setEnvironmentRequireApproval, arg.RequireApproval, arg.ID, arg.ProjectID)
+	var i Environment
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Name,
+		&i.Slug,
+		&i.Color,
+		&i.IsDefault,
+		&i.RequireApproval,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const updateEnvironment = `-- name: UpdateEnvironment :one
+UPDATE environments
+SET name = coalesce($1, name),
+    color = coalesce($2, color)
+WHERE id = $3 AND project_id = $4
+RETURNING id, project_id, name, slug, color, is_default, require_approval, created_at
+`
+
+type UpdateEnvironmentParams struct {
+	Name      *string
+	Color     *string
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+}
+
+// A nil name or color keeps the stored value.
+func (q *Queries) UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error) {
+	row := q.db.QueryRow(ctx, updateEnvironment,
+		arg.Name,
+		arg.Color,
+		arg.ID,
+		arg.ProjectID,
 	)
 	var i Environment
 	err := row.Scan(

@@ -7,7 +7,21 @@ package db
 
 import (
 	"context"
+	"time"
+
+	"github.com/google/uuid"
 )
+
+const countProjects = `-- name: CountProjects :one
+SELECT count(*) FROM projects
+`
+
+func (q *Queries) CountProjects(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countProjects)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
 
 const createProject = `-- name: CreateProject :one
 INSERT INTO projects (name, slug) VALUES ($1, $2) RETURNING id, name, slug, created_at
@@ -20,6 +34,189 @@ type CreateProjectParams struct {
 
 func (q *Queries) CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error) {
 	row := q.db.QueryRow(ctx, createProject, arg.Name, arg.Slug)
+	var i Project
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Slug,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const deleteProject = `-- name: DeleteProject :execrows
+DELETE FROM projects WHERE id = $1
+`
+
+func (q *Queries) DeleteProject(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteProject, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getProjectWithCounts = `-- name: GetProjectWithCounts :one
+SELECT p.id, p.name, p.slug, p.created_at,
+       (SELECT count(*) FROM environments e WHERE e.project_id = p.id) AS environment_count,
+       (SELECT count(*) FROM project_members m WHERE m.project_id = p.id) AS member_count
+FROM projects p
+WHERE p.id = $1
+`
+
+type GetProjectWithCountsRow struct {
+	ID               uuid.UUID
+	Name             string
+	Slug             string
+	CreatedAt        time.Time
+	EnvironmentCount int64
+	MemberCount      int64
+}
+
+func (q *Queries) GetProjectWithCounts(ctx context.Context, id uuid.UUID) (GetProjectWithCountsRow, error) {
+	row := q.db.QueryRow(ctx, getProjectWithCounts, id)
+	var i GetProjectWithCountsRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Slug,
+		&i.CreatedAt,
+		&i.EnvironmentCount,
+		&i.MemberCount,
+	)
+	return i, err
+}
+
+const listProjects = `-- name: ListProjects :many
+SELECT p.id, p.name, p.slug, p.created_at,
+       (SELECT count(*) FROM environments e WHERE e.project_id = p.id) AS environment_count,
+       (SELECT count(*) FROM project_members m WHERE m.project_id = p.id) AS member_count
+FROM projects p
+ORDER BY p.created_at DESC, p.id
+`
+
+type ListProjectsRow struct {
+	ID               uuid.UUID
+	Name             string
+	Slug             string
+	CreatedAt        time.Time
+	EnvironmentCount int64
+	MemberCount      int64
+}
+
+// Every project, newest first, with its counts (workspace admins).
+func (q *Queries) ListProjects(ctx context.Context) ([]ListProjectsRow, error) {
+	rows, err := q.db.Query(ctx, listProjects)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListProjectsRow{}
+	for rows.Next() {
+		var i ListProjectsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Slug,
+			&i.CreatedAt,
+			&i.EnvironmentCount,
+			&i.MemberCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listProjectsByMember = `-- name: ListProjectsByMember :many
+SELECT p.id, p.name, p.slug, p.created_at,
+       (SELECT count(*) FROM environments e WHERE e.project_id = p.id) AS environment_count,
+       (SELECT count(*) FROM project_members m WHERE m.project_id = p.id) AS member_count
+FROM projects p
+JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = $1
+ORDER BY p.created_at DESC, p.id
+`
+
+type ListProjectsByMemberRow struct {
+	ID               uuid.UUID
+	Name             string
+	Slug             string
+	CreatedAt        time.Time
+	EnvironmentCount int64
+	MemberCount      int64
+}
+
+// The projects a user is a member of, newest first, with their counts.
+func (q *Queries) ListProjectsByMember(ctx context.Context, userID int64) ([]ListProjectsByMemberRow, error) {
+	rows, err := q.db.Query(ctx, listProjectsByMember, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListProjectsByMemberRow{}
+	for rows.Next() {
+		var i ListProjectsByMemberRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Slug,
+			&i.CreatedAt,
+			&i.EnvironmentCount,
+			&i.MemberCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockProject = `-- name: LockProject :one
+SELECT id FROM projects WHERE id = $1 FOR UPDATE
+`
+
+// Serialises the operations that could break a per-project invariant (one
+// environment, one default environment, one SDK key) until the transaction
+// ends: each locks its project first, then counts.
+func (q *Queries) LockProject(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, lockProject, id)
+	var id_2 uuid.UUID
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
+const lockWorkspace = `-- name: LockWorkspace :exec
+SELECT id FROM workspace WHERE id = 1 FOR UPDATE
+`
+
+// Serialises the operations that could break a workspace-wide invariant (one
+// project, one admin) until the transaction ends: each locks the workspace row
+// first, then counts. (Kept here rather than in workspace.sql, which the
+// authentication work owns.)
+func (q *Queries) LockWorkspace(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockWorkspace)
+	return err
+}
+
+const renameProject = `-- name: RenameProject :one
+UPDATE projects SET name = $1, slug = $2 WHERE id = $3 RETURNING id, name, slug, created_at
+`
+
+type RenameProjectParams struct {
+	Name string
+	Slug string
+	ID   uuid.UUID
+}
+
+func (q *Queries) RenameProject(ctx context.Context, arg RenameProjectParams) (Project, error) {
+	row := q.db.QueryRow(ctx, renameProject, arg.Name, arg.Slug, arg.ID)
 	var i Project
 	err := row.Scan(
 		&i.ID,

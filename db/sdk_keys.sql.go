@@ -7,9 +7,38 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
+
+const countSDKKeysByProject = `-- name: CountSDKKeysByProject :one
+SELECT count(*) FROM sdk_keys WHERE project_id = $1
+`
+
+func (q *Queries) CountSDKKeysByProject(ctx context.Context, projectID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, countSDKKeysByProject, projectID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countSDKKeysOutsideEnvironment = `-- name: CountSDKKeysOutsideEnvironment :one
+SELECT count(*) FROM sdk_keys WHERE project_id = $1 AND environment_id <> $2
+`
+
+type CountSDKKeysOutsideEnvironmentParams struct {
+	ProjectID     uuid.UUID
+	EnvironmentID uuid.UUID
+}
+
+// The keys of a project that would survive deleting one of its environments.
+func (q *Queries) CountSDKKeysOutsideEnvironment(ctx context.Context, arg CountSDKKeysOutsideEnvironmentParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countSDKKeysOutsideEnvironment, arg.ProjectID, arg.EnvironmentID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
 
 const createSDKKey = `-- name: CreateSDKKey :one
 INSERT INTO sdk_keys (project_id, environment_id, name, key_hash, prefix)
@@ -44,4 +73,84 @@ func (q *Queries) CreateSDKKey(ctx context.Context, arg CreateSDKKeyParams) (SDK
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const deleteSDKKey = `-- name: DeleteSDKKey :exec
+DELETE FROM sdk_keys WHERE id = $1 AND project_id = $2
+`
+
+type DeleteSDKKeyParams struct {
+	ID        int64
+	ProjectID uuid.UUID
+}
+
+func (q *Queries) DeleteSDKKey(ctx context.Context, arg DeleteSDKKeyParams) error {
+	_, err := q.db.Exec(ctx, deleteSDKKey, arg.ID, arg.ProjectID)
+	return err
+}
+
+const getSDKKeyInProject = `-- name: GetSDKKeyInProject :one
+SELECT id, environment_id FROM sdk_keys WHERE id = $1 AND project_id = $2
+`
+
+type GetSDKKeyInProjectParams struct {
+	ID        int64
+	ProjectID uuid.UUID
+}
+
+type GetSDKKeyInProjectRow struct {
+	ID            int64
+	EnvironmentID uuid.UUID
+}
+
+func (q *Queries) GetSDKKeyInProject(ctx context.Context, arg GetSDKKeyInProjectParams) (GetSDKKeyInProjectRow, error) {
+	row := q.db.QueryRow(ctx, getSDKKeyInProject, arg.ID, arg.ProjectID)
+	var i GetSDKKeyInProjectRow
+	err := row.Scan(&i.ID, &i.EnvironmentID)
+	return i, err
+}
+
+const listSDKKeysByProject = `-- name: ListSDKKeysByProject :many
+SELECT k.id, k.name, k.prefix, k.environment_id, e.name AS environment_name, k.created_at
+FROM sdk_keys k
+JOIN environments e ON e.id = k.environment_id
+WHERE k.project_id = $1
+ORDER BY k.created_at DESC, k.id DESC
+`
+
+type ListSDKKeysByProjectRow struct {
+	ID              int64
+	Name            string
+	Prefix          string
+	EnvironmentID   uuid.UUID
+	EnvironmentName string
+	CreatedAt       time.Time
+}
+
+// Newest first, with the environment's name; never the hash.
+func (q *Queries) ListSDKKeysByProject(ctx context.Context, projectID uuid.UUID) ([]ListSDKKeysByProjectRow, error) {
+	rows, err := q.db.Query(ctx, listSDKKeysByProject, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListSDKKeysByProjectRow{}
+	for rows.Next() {
+		var i ListSDKKeysByProjectRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Prefix,
+			&i.EnvironmentID,
+			&i.EnvironmentName,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

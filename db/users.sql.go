@@ -21,6 +21,17 @@ func (q *Queries) CountUsers(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const countWorkspaceAdmins = `-- name: CountWorkspaceAdmins :one
+SELECT count(*) FROM users WHERE role = 'admin'
+`
+
+func (q *Queries) CountWorkspaceAdmins(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countWorkspaceAdmins)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createUser = `-- name: CreateUser :one
 INSERT INTO users (name, email, password_hash, role)
 VALUES ($1, $2, $3, $4)
@@ -50,6 +61,116 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (CreateU
 		arg.Role,
 	)
 	var i CreateUserRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Email,
+		&i.Role,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const deleteUser = `-- name: DeleteUser :exec
+DELETE FROM users WHERE id = $1
+`
+
+// Cascades to the user's sessions, tokens and project memberships.
+func (q *Queries) DeleteUser(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, deleteUser, id)
+	return err
+}
+
+const listUsers = `-- name: ListUsers :many
+SELECT id, name, email, role, created_at FROM users ORDER BY created_at DESC, id DESC
+`
+
+type ListUsersRow struct {
+	ID        int64
+	Name      string
+	Email     string
+	Role      string
+	CreatedAt time.Time
+}
+
+// Newest first; never the password hash.
+func (q *Queries) ListUsers(ctx context.Context) ([]ListUsersRow, error) {
+	rows, err := q.db.Query(ctx, listUsers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListUsersRow{}
+	for rows.Next() {
+		var i ListUsersRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Email,
+			&i.Role,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockUser = `-- name: LockUser :one
+SELECT id, name, email, role, created_at FROM users WHERE id = $1 FOR UPDATE
+`
+
+type LockUserRow struct {
+	ID        int64
+	Name      string
+	Email     string
+	Role      string
+	CreatedAt time.Time
+}
+
+func (q *Queries) LockUser(ctx context.Context, id int64) (LockUserRow, error) {
+	row := q.db.QueryRow(ctx, lockUser, id)
+	var i LockUserRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Email,
+		&i.Role,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const updateUser = `-- name: UpdateUser :one
+UPDATE users
+SET name = coalesce($1, name),
+    role = coalesce($2, role)
+WHERE id = $3
+RETURNING id, name, email, role, created_at
+`
+
+type UpdateUserParams struct {
+	Name *string
+	Role *string
+	ID   int64
+}
+
+type UpdateUserRow struct {
+	ID        int64
+	Name      string
+	Email     string
+	Role      string
+	CreatedAt time.Time
+}
+
+// A nil name or role keeps the stored value.
+func (q *Queries) UpdateUser(ctx context.Context, arg UpdateUserParams) (UpdateUserRow, error) {
+	row := q.db.QueryRow(ctx, updateUser, arg.Name, arg.Role, arg.ID)
+	var i UpdateUserRow
 	err := row.Scan(
 		&i.ID,
 		&i.Name,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/httpapi"
@@ -102,7 +103,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := store.Migrate(startCtx, pool, logger); err != nil {
 		return nil, err
 	}
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey})
+	sealer, err := auth.NewSealer(cfg.SessionSecret)
+	if err != nil {
+		return nil, err
+	}
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer})
 	if err := svc.Seed(startCtx, core.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,
@@ -112,7 +117,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, err
 	}
 
-	handler, err := httpapi.NewHandler(httpapi.Config{Core: svc, Logger: logger, PublicDir: cfg.PublicDir})
+	handler, err := httpapi.NewHandler(httpapi.Config{Core: svc, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure})
 	if err != nil {
 		return nil, err
 	}

@@ -164,6 +164,7 @@ type errorBody struct {
 func TestRequestValidation(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
 	flags := "/api/environments/" + someUUID + "/flags"
 	cases := []struct {
 		name        string
@@ -210,6 +211,7 @@ func TestRequestValidation(t *testing.T) {
 			if c.contentType != "" {
 				req.Header.Set("Content-Type", c.contentType)
 			}
+			req.Header.Set("Authorization", "Bearer "+token)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard/switchyard/server/auth"
 )
 
 // Service runs Switchyard's business operations against the database.
@@ -13,6 +15,7 @@ type Service struct {
 	logger       *slog.Logger
 	now          func() time.Time
 	legacySDKKey string
+	sealer       *auth.Sealer
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -20,11 +23,12 @@ type Config struct {
 	Logger       *slog.Logger     // discarded when nil
 	Now          func() time.Time // the clock (lockouts, sessions, schedules); time.Now when nil
 	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
+	Sealer       *auth.Sealer     // seals session cookies; required for sessions
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -9,7 +9,8 @@ import (
 // Handlers implements the generated strict server interface. Each method
 // converts the request, calls one core method and converts the result.
 type Handlers struct {
-	core *core.Service
+	core         *core.Service
+	cookieSecure bool // the session cookie's Secure flag (COOKIE_SECURE)
 }
 
 var _ apiserver.StrictServerInterface = (*Handlers)(nil)

@@ -19,6 +19,8 @@ type Config struct {
 	Core      *core.Service
 	Logger    *slog.Logger
 	PublicDir string // directory of dashboard static files; may not exist
+	// CookieSecure sets the session cookie's Secure flag (COOKIE_SECURE).
+	CookieSecure bool
 }
 
 // NewHandler builds the whole HTTP surface. First match wins: the
@@ -40,7 +42,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})
@@ -56,7 +58,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// The stream and the snapshot are built by the real-time delivery issue.
 	root.Path("/stream").Handler(errs.handler(apperr.E(apperr.NotImplemented, "the stream is not implemented yet")))
 	root.Path("/flags/snapshot").Handler(errs.handler(apperr.E(apperr.NotImplemented, "the snapshot is not implemented yet")))
-	root.PathPrefix("/api/").Handler(chain(api, limitBody(errs), v.middleware))
+	authn := authenticator{core: cfg.Core, errs: errs}
+	root.PathPrefix("/api/").Handler(chain(api, limitBody(errs), v.findRoute, authn.middleware, v.middleware))
 	root.PathPrefix("/").Handler(newStatic(cfg.PublicDir, errs))
 
 	return chain(root, logRequests(cfg.Logger), recoverPanics(errs)), nil

@@ -9,26 +9,6 @@ import (
 // These methods answer 501 until the identity and access control work lands; it deletes
 // them from this file as it implements them.
 
-// Login is not built yet (identity and access control).
-func (h *Handlers) Login(context.Context, apiserver.LoginRequestObject) (apiserver.LoginResponseObject, error) {
-	return nil, notImplemented("Login")
-}
-
-// Logout is not built yet (identity and access control).
-func (h *Handlers) Logout(context.Context, apiserver.LogoutRequestObject) (apiserver.LogoutResponseObject, error) {
-	return nil, notImplemented("Logout")
-}
-
-// GetCurrentUser is not built yet (identity and access control).
-func (h *Handlers) GetCurrentUser(context.Context, apiserver.GetCurrentUserRequestObject) (apiserver.GetCurrentUserResponseObject, error) {
-	return nil, notImplemented("GetCurrentUser")
-}
-
-// SetupWorkspace is not built yet (identity and access control).
-func (h *Handlers) SetupWorkspace(context.Context, apiserver.SetupWorkspaceRequestObject) (apiserver.SetupWorkspaceResponseObject, error) {
-	return nil, notImplemented("SetupWorkspace")
-}
-
 // ListProjects is not built yet (identity and access control).
 func (h *Handlers) ListProjects(context.Context, apiserver.ListProjectsRequestObject) (apiserver.ListProjectsResponseObject, error) {
 	return nil, notImplemented("ListProjects")

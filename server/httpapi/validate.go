@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -78,14 +79,40 @@ func newValidator(spec *openapi3.T, errs errorWriter) (*validator, error) {
 	}, nil
 }
 
-func (v *validator) middleware(next http.Handler) http.Handler {
+// matchedRoute is the document's operation a request matched, found once
+// and shared by authentication (is it public?) and validation.
+type matchedRoute struct {
+	route  *routers.Route
+	params map[string]string
+}
+
+type routeKey struct{}
+
+func routeFrom(r *http.Request) *matchedRoute {
+	m, _ := r.Context().Value(routeKey{}).(*matchedRoute)
+	return m
+}
+
+// findRoute matches the request against the document. Requests that match
+// no operation carry none and reach the router, which answers 404 or 405.
+func (v *validator) findRoute(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route, params, err := v.router.FindRoute(r)
-		if err != nil {
+		if err == nil {
+			r = r.WithContext(context.WithValue(r.Context(), routeKey{}, &matchedRoute{route: route, params: params}))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (v *validator) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := routeFrom(r)
+		if m == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: v.options}
+		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: m.params, Route: m.route, Options: v.options}
 		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 			v.errs.write(w, r, err)
 			return

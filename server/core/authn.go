@@ -1,0 +1,314 @@
+package core
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+// Login lockout (spec, Authentication rule 3; decisions.md, Further points):
+// 5 failures within 10 minutes lock the address for 15 minutes.
+const (
+	maxLoginFailures = 5
+	failureWindow    = 10 * time.Minute
+	lockDuration     = 15 * time.Minute
+)
+
+var errBadCredentials = apperr.E(apperr.Unauthenticated, "invalid credentials")
+
+// Credentials are what a request presented: an Authorization bearer value
+// and a session cookie value. Bearer wins when both are present.
+type Credentials struct {
+	Bearer string
+	Cookie string
+}
+
+// Authenticate resolves credentials to a principal, reading the database
+// every time so that a revoked key, a deleted token or user, an ended session
+// or a changed role takes effect on the very next request on every instance.
+func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Principal, error) {
+	q := db.New(s.pool)
+	now := s.now()
+	switch {
+	case strings.HasPrefix(c.Bearer, auth.SDKKeyKind):
+		return s.authenticateSDKKey(ctx, q, c.Bearer)
+	case strings.HasPrefix(c.Bearer, auth.TokenKind):
+		return s.authenticateToken(ctx, q, c.Bearer, now)
+	case c.Bearer != "":
+		return nil, errBadCredentials
+	case c.Cookie != "":
+		return s.authenticateSession(ctx, q, c.Cookie, now)
+	}
+	return nil, apperr.E(apperr.Unauthenticated, "authentication required")
+}
+
+func (s *Service) authenticateSDKKey(ctx context.Context, q *db.Queries, key string) (*auth.Principal, error) {
+	if s.legacySDKKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.legacySDKKey)) == 1 {
+		env, err := q.GetLegacyKeyEnvironment(ctx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, errBadCredentials
+		}
+		if err != nil {
+			return nil, fmt.Errorf("legacy sdk key environment: %w", err)
+		}
+		return &auth.Principal{Kind: auth.KindSDKKey, KeyPrefix: prefixOf(key), ProjectID: env.ProjectID, EnvironmentID: env.ID}, nil
+	}
+	k, err := q.GetSDKKeyByHash(ctx, auth.HashCredential(key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errBadCredentials
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up sdk key: %w", err)
+	}
+	return &auth.Principal{Kind: auth.KindSDKKey, KeyID: k.ID, KeyPrefix: k.Prefix, ProjectID: k.ProjectID, EnvironmentID: k.EnvironmentID}, nil
+}
+
+func (s *Service) authenticateToken(ctx context.Context, q *db.Queries, token string, now time.Time) (*auth.Principal, error) {
+	row, err := q.GetTokenUser(ctx, auth.HashCredential(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errBadCredentials
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up token: %w", err)
+	}
+	if row.ExpiresAt != nil && !now.Before(*row.ExpiresAt) {
+		return nil, apperr.E(apperr.Unauthenticated, "token expired")
+	}
+	if row.LastUsedAt == nil || now.Sub(*row.LastUsedAt) >= time.Minute {
+		staleBefore := now.Add(-time.Minute)
+		if err := q.TouchToken(ctx, db.TouchTokenParams{ID: row.TokenID, Now: &now, StaleBefore: &staleBefore}); err != nil {
+			return nil, fmt.Errorf("record token use: %w", err)
+		}
+	}
+	return &auth.Principal{
+		Kind: auth.KindUser, UserID: row.ID, Email: row.Email, Name: row.Name, Role: row.Role,
+		TokenID: row.TokenID, ReadOnly: row.Scope == "read_only",
+	}, nil
+}
+
+func (s *Service) authenticateSession(ctx context.Context, q *db.Queries, cookie string, now time.Time) (*auth.Principal, error) {
+	id, err := s.sealer.Open(cookie, now)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Unauthenticated, "no valid session", err)
+	}
+	u, err := q.GetSessionUser(ctx, db.GetSessionUserParams{ID: id, Now: now})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, apperr.E(apperr.Unauthenticated, "no valid session")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up session: %w", err)
+	}
+	return &auth.Principal{Kind: auth.KindUser, UserID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, SessionID: id}, nil
+}
+
+func prefixOf(key string) string {
+	if len(key) > 12 {
+		return key[:12]
+	}
+	return key
+}
+
+// CurrentUser is the login response and GET /api/auth/me.
+type CurrentUser struct {
+	ID              int64
+	Email           string
+	Name            string
+	Role            string
+	WorkspaceName   string
+	IsSetupComplete bool
+}
+
+// Session is a new login: the user and the sealed cookie value.
+type Session struct {
+	User    CurrentUser
+	Cookie  string
+	Expires time.Time
+}
+
+// loginOutcome is decided inside the transaction and turned into an error
+// only after commit, so a failed attempt's count is kept.
+type loginOutcome struct {
+	session    *Session
+	remaining  int
+	retryAfter int
+}
+
+// Login checks an email and password under the lockout rules and, on
+// success, starts a session. Failures are counted per lowercased address
+// whether or not an account exists, and an unknown address costs the same
+// password-hash time as a wrong password, so responses never reveal which
+// addresses exist (decisions.md).
+func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
+	addr := strings.ToLower(strings.TrimSpace(email))
+	now := s.now()
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (loginOutcome, error) {
+		if err := q.EnsureLoginAttempt(ctx, db.EnsureLoginAttemptParams{Email: addr, Now: now}); err != nil {
+			return loginOutcome{}, err
+		}
+		att, err := q.LockLoginAttempt(ctx, addr)
+		if err != nil {
+			return loginOutcome{}, err
+		}
+		if att.LockedUntil != nil {
+			if now.Before(*att.LockedUntil) {
+				return loginOutcome{retryAfter: int(math.Ceil(att.LockedUntil.Sub(now).Seconds()))}, nil
+			}
+			att.Failures, att.LockedUntil = 0, nil // the lock has run out
+		}
+		if att.Failures == 0 || now.Sub(att.WindowStartedAt) >= failureWindow {
+			att.Failures, att.WindowStartedAt = 0, now
+		}
+		user, err := q.GetUserForLogin(ctx, addr)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			auth.DummyCheck(password)
+		case err != nil:
+			return loginOutcome{}, err
+		case auth.CheckPassword(user.PasswordHash, password):
+			if err := q.DeleteLoginAttempt(ctx, addr); err != nil {
+				return loginOutcome{}, err
+			}
+			sess, err := s.startSession(ctx, q, user.ID, now)
+			if err != nil {
+				return loginOutcome{}, err
+			}
+			sess.User = CurrentUser{ID: user.ID, Email: user.Email, Name: user.Name, Role: user.Role}
+			return loginOutcome{session: &sess}, nil
+		}
+		att.Failures++
+		if att.Failures >= maxLoginFailures {
+			until := now.Add(lockDuration)
+			att.LockedUntil = &until
+		}
+		err = q.UpdateLoginAttempt(ctx, db.UpdateLoginAttemptParams{
+			Email: addr, Failures: att.Failures, WindowStartedAt: att.WindowStartedAt, LockedUntil: att.LockedUntil,
+		})
+		return loginOutcome{remaining: max(0, maxLoginFailures-int(att.Failures))}, err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("login: %w", err)
+	}
+	switch {
+	case out.retryAfter > 0:
+		return Session{}, apperr.E(apperr.TooManyRequests, "too many failed logins; try again later").With("retry_after_seconds", out.retryAfter)
+	case out.session == nil:
+		return Session{}, errBadCredentials.With("attempts_remaining", out.remaining)
+	}
+	if err := s.fillWorkspace(ctx, &out.session.User); err != nil {
+		return Session{}, err
+	}
+	return *out.session, nil
+}
+
+// startSession stores a new session and seals its cookie.
+func (s *Service) startSession(ctx context.Context, q *db.Queries, userID int64, now time.Time) (Session, error) {
+	id, err := auth.NewSessionID()
+	if err != nil {
+		return Session{}, err
+	}
+	expires := now.Add(auth.SessionLifetime)
+	if err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, UserID: userID, ExpiresAt: expires}); err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	cookie, err := s.sealer.Seal(id, expires)
+	if err != nil {
+		return Session{}, err
+	}
+	return Session{Cookie: cookie, Expires: expires}, nil
+}
+
+func (s *Service) fillWorkspace(ctx context.Context, u *CurrentUser) error {
+	info, err := s.WorkspaceInfo(ctx)
+	if err != nil {
+		return err
+	}
+	u.WorkspaceName, u.IsSetupComplete = info.Name, info.SetupComplete
+	return nil
+}
+
+// Logout ends the session that authenticated p; for a token it does
+// nothing. A copied cookie stops working because the session row is gone.
+func (s *Service) Logout(ctx context.Context, p *auth.Principal) error {
+	if err := requireUser(p); err != nil {
+		return err
+	}
+	if !p.ViaCookie() {
+		return nil
+	}
+	if err := db.New(s.pool).DeleteSession(ctx, p.SessionID); err != nil {
+		return fmt.Errorf("logout: %w", err)
+	}
+	return nil
+}
+
+// Me returns the current user of p.
+func (s *Service) Me(ctx context.Context, p *auth.Principal) (CurrentUser, error) {
+	if err := requireUser(p); err != nil {
+		return CurrentUser{}, err
+	}
+	u := CurrentUser{ID: p.UserID, Email: p.Email, Name: p.Name, Role: p.Role}
+	return u, s.fillWorkspace(ctx, &u)
+}
+
+// SetupInput is the setup wizard's form.
+type SetupInput struct {
+	WorkspaceName string
+	Name          string
+	Email         string
+	Password      string
+}
+
+// Setup creates the first workspace admin while no user exists, renames the
+// workspace when a name is given, and logs the admin in (decisions.md, Setup
+// wizard). Once a user exists it answers 409.
+func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
+	name, email := strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
+	if name == "" {
+		return Session{}, apperr.Field("name", "must not be empty")
+	}
+	if err := validatePassword(in.Password); err != nil {
+		return Session{}, err
+	}
+	hash, err := auth.HashPassword(in.Password)
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.now()
+	sess, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (Session, error) {
+		if err := q.LockWorkspaceSetup(ctx); err != nil {
+			return Session{}, err
+		}
+		if n, err := q.CountUsers(ctx); err != nil {
+			return Session{}, err
+		} else if n > 0 {
+			return Session{}, apperr.E(apperr.Conflict, "setup is already complete")
+		}
+		if ws := strings.TrimSpace(in.WorkspaceName); ws != "" {
+			if err := q.RenameWorkspace(ctx, ws); err != nil {
+				return Session{}, err
+			}
+		}
+		u, err := q.CreateUser(ctx, db.CreateUserParams{Name: name, Email: email, PasswordHash: hash, Role: auth.RoleAdmin})
+		if err != nil {
+			return Session{}, store.AdaptError(err)
+		}
+		sess, err := s.startSession(ctx, q, u.ID, now)
+		sess.User = CurrentUser{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role}
+		return sess, err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("setup: %w", err)
+	}
+	return sess, s.fillWorkspace(ctx, &sess.User)
+}
