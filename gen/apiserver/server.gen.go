@@ -4059,6 +4059,20 @@ func (response Login401JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 	return err
 }
 
+type Login413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response Login413JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type Login422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response Login422JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
@@ -4243,6 +4257,20 @@ func (response SetupWorkspace409JSONResponse) VisitSetupWorkspaceResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetupWorkspace413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response SetupWorkspace413JSONResponse) VisitSetupWorkspaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4694,6 +4722,20 @@ func (response RejectChangeRequest409JSONResponse) VisitRejectChangeRequestRespo
 	return err
 }
 
+type RejectChangeRequest413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response RejectChangeRequest413JSONResponse) VisitRejectChangeRequestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type IngestEventsRequestObject struct {
 	EnvId EnvId `json:"env_id"`
 	Body  *IngestEventsJSONRequestBody
@@ -5016,6 +5058,20 @@ func (response CreateExperiment409JSONResponse) VisitCreateExperimentResponse(w 
 	return err
 }
 
+type CreateExperiment413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateExperiment413JSONResponse) VisitCreateExperimentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateExperiment422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response CreateExperiment422JSONResponse) VisitCreateExperimentResponse(w http.ResponseWriter) error {
@@ -5230,6 +5286,20 @@ func (response PatchExperiment404JSONResponse) VisitPatchExperimentResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchExperiment413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PatchExperiment413JSONResponse) VisitPatchExperimentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5485,6 +5555,20 @@ func (response PutFlag409JSONResponse) VisitPutFlagResponse(w http.ResponseWrite
 	return err
 }
 
+type PutFlag413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PutFlag413JSONResponse) VisitPutFlagResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutFlag422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response PutFlag422JSONResponse) VisitPutFlagResponse(w http.ResponseWriter) error {
@@ -5732,6 +5816,20 @@ func (response PatchFlag404JSONResponse) VisitPatchFlagResponse(w http.ResponseW
 	return err
 }
 
+type PatchFlag413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PatchFlag413JSONResponse) VisitPatchFlagResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PatchFlag422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response PatchFlag422JSONResponse) VisitPatchFlagResponse(w http.ResponseWriter) error {
@@ -5919,6 +6017,20 @@ func (response PromoteFlag409JSONResponse) VisitPromoteFlagResponse(w http.Respo
 	return err
 }
 
+type PromoteFlag413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PromoteFlag413JSONResponse) VisitPromoteFlagResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PromoteFlag422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response PromoteFlag422JSONResponse) VisitPromoteFlagResponse(w http.ResponseWriter) error {
@@ -6088,6 +6200,20 @@ func (response CreateScheduledChange409JSONResponse) VisitCreateScheduledChangeR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScheduledChange413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateScheduledChange413JSONResponse) VisitCreateScheduledChangeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6651,6 +6777,20 @@ func (response CreateIntegration404JSONResponse) VisitCreateIntegrationResponse(
 	return err
 }
 
+type CreateIntegration413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateIntegration413JSONResponse) VisitCreateIntegrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateIntegration422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response CreateIntegration422JSONResponse) VisitCreateIntegrationResponse(w http.ResponseWriter) error {
@@ -6800,6 +6940,20 @@ func (response PatchIntegration404JSONResponse) VisitPatchIntegrationResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchIntegration413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PatchIntegration413JSONResponse) VisitPatchIntegrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7228,6 +7382,20 @@ func (response CreateSegment409JSONResponse) VisitCreateSegmentResponse(w http.R
 	return err
 }
 
+type CreateSegment413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateSegment413JSONResponse) VisitCreateSegmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateSegment422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response CreateSegment422JSONResponse) VisitCreateSegmentResponse(w http.ResponseWriter) error {
@@ -7474,6 +7642,20 @@ func (response PatchSegment409JSONResponse) VisitPatchSegmentResponse(w http.Res
 	return err
 }
 
+type PatchSegment413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PatchSegment413JSONResponse) VisitPatchSegmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PatchSegment422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response PatchSegment422JSONResponse) VisitPatchSegmentResponse(w http.ResponseWriter) error {
@@ -7631,6 +7813,20 @@ func (response CreateWebhook404JSONResponse) VisitCreateWebhookResponse(w http.R
 	return err
 }
 
+type CreateWebhook413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateWebhook413JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateWebhook422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response CreateWebhook422JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
@@ -7780,6 +7976,20 @@ func (response PatchWebhook404JSONResponse) VisitPatchWebhookResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PatchWebhook413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PatchWebhook413JSONResponse) VisitPatchWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7990,6 +8200,20 @@ func (response CreateProject409JSONResponse) VisitCreateProjectResponse(w http.R
 	return err
 }
 
+type CreateProject413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateProject413JSONResponse) VisitCreateProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateProject422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response CreateProject422JSONResponse) VisitCreateProjectResponse(w http.ResponseWriter) error {
@@ -8169,6 +8393,20 @@ func (response RenameProject409JSONResponse) VisitRenameProjectResponse(w http.R
 	return err
 }
 
+type RenameProject413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response RenameProject413JSONResponse) VisitRenameProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RenameProject422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response RenameProject422JSONResponse) VisitRenameProjectResponse(w http.ResponseWriter) error {
@@ -8340,6 +8578,20 @@ func (response CreateEnvironment409JSONResponse) VisitCreateEnvironmentResponse(
 	return err
 }
 
+type CreateEnvironment413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateEnvironment413JSONResponse) VisitCreateEnvironmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateEnvironment422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response CreateEnvironment422JSONResponse) VisitCreateEnvironmentResponse(w http.ResponseWriter) error {
@@ -8507,6 +8759,20 @@ func (response UpdateEnvironment404JSONResponse) VisitUpdateEnvironmentResponse(
 	return err
 }
 
+type UpdateEnvironment413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response UpdateEnvironment413JSONResponse) VisitUpdateEnvironmentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateEnvironment422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response UpdateEnvironment422JSONResponse) VisitUpdateEnvironmentResponse(w http.ResponseWriter) error {
@@ -8662,6 +8928,20 @@ func (response SetRequireApproval404JSONResponse) VisitSetRequireApprovalRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetRequireApproval413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response SetRequireApproval413JSONResponse) VisitSetRequireApprovalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8898,6 +9178,20 @@ func (response CreateSdkKey404JSONResponse) VisitCreateSdkKeyResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSdkKey413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateSdkKey413JSONResponse) VisitCreateSdkKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9146,6 +9440,20 @@ func (response AddMember409JSONResponse) VisitAddMemberResponse(w http.ResponseW
 	return err
 }
 
+type AddMember413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response AddMember413JSONResponse) VisitAddMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AddMember422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response AddMember422JSONResponse) VisitAddMemberResponse(w http.ResponseWriter) error {
@@ -9299,6 +9607,20 @@ func (response UpdateMember404JSONResponse) VisitUpdateMemberResponse(w http.Res
 	return err
 }
 
+type UpdateMember413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response UpdateMember413JSONResponse) VisitUpdateMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateMember422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response UpdateMember422JSONResponse) VisitUpdateMemberResponse(w http.ResponseWriter) error {
@@ -9422,6 +9744,20 @@ func (response CreateToken403JSONResponse) VisitCreateTokenResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateToken413JSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9625,6 +9961,20 @@ func (response CreateUser409JSONResponse) VisitCreateUserResponse(w http.Respons
 	return err
 }
 
+type CreateUser413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateUser413JSONResponse) VisitCreateUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateUser422JSONResponse struct{ UnprocessableJSONResponse }
 
 func (response CreateUser422JSONResponse) VisitCreateUserResponse(w http.ResponseWriter) error {
@@ -9786,6 +10136,20 @@ func (response UpdateUser404JSONResponse) VisitUpdateUserResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateUser413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response UpdateUser413JSONResponse) VisitUpdateUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }

@@ -204,22 +204,16 @@ func TestRequestValidation(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			req, err := http.NewRequest(c.method, s.URL+c.path, strings.NewReader(c.body))
-			if err != nil {
-				t.Fatal(err)
+			req := apptest.Request{Method: c.method, Path: c.path, Bearer: token, Header: map[string]string{}}
+			if c.body != "" || c.contentType != "" {
+				req.Body = c.body
 			}
 			if c.contentType != "" {
-				req.Header.Set("Content-Type", c.contentType)
+				req.Header["Content-Type"] = c.contentType
 			}
-			req.Header.Set("Authorization", "Bearer "+token)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != c.wantStatus {
-				t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, c.wantStatus, raw)
+			status, raw, resp := s.Do(t, req)
+			if status != c.wantStatus {
+				t.Fatalf("status = %d, want %d; body %s", status, c.wantStatus, raw)
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type = %q, want application/json", ct)

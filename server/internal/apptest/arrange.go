@@ -128,7 +128,9 @@ type Request struct {
 }
 
 // Do sends r to the instance and returns the status, the raw body and the
-// response (whose body is already read).
+// response (whose body is already read). Every response is checked against
+// api/openapi.yaml: an undocumented status or a body that breaks its schema
+// fails the test.
 func (s *Server) Do(t testing.TB, r Request) (int, []byte, *http.Response) {
 	t.Helper()
 	var body io.Reader
@@ -149,7 +151,7 @@ func (s *Server) Do(t testing.TB, r Request) (int, []byte, *http.Response) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != nil {
+	if r.Body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if r.Bearer != "" {
@@ -170,6 +172,7 @@ func (s *Server) Do(t testing.TB, r Request) (int, []byte, *http.Response) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkResponse(t, req, resp, raw)
 	return resp.StatusCode, raw, resp
 }
 
