@@ -179,12 +179,15 @@ func (q *Queries) ListProjectsByMember(ctx context.Context, userID int64) ([]Lis
 }
 
 const lockProject = `-- name: LockProject :one
-SELECT id FROM projects WHERE id = $1 FOR UPDATE
+SELECT id FROM projects WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // Serialises the operations that could break a per-project invariant (one
 // environment, one default environment, one SDK key) until the transaction
-// ends: each locks its project first, then counts.
+// ends: each locks its project first, then counts. NO KEY UPDATE conflicts
+// with itself and with deleting the project, but not with the KEY SHARE locks
+// that inserting a member, environment or SDK key takes on the project, so
+// creations (which only add) never wait for it.
 func (q *Queries) LockProject(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, lockProject, id)
 	var id_2 uuid.UUID

@@ -37,8 +37,11 @@ SELECT count(*) FROM projects;
 -- name: LockProject :one
 -- Serialises the operations that could break a per-project invariant (one
 -- environment, one default environment, one SDK key) until the transaction
--- ends: each locks its project first, then counts.
-SELECT id FROM projects WHERE id = @id FOR UPDATE;
+-- ends: each locks its project first, then counts. NO KEY UPDATE conflicts
+-- with itself and with deleting the project, but not with the KEY SHARE locks
+-- that inserting a member, environment or SDK key takes on the project, so
+-- creations (which only add) never wait for it.
+SELECT id FROM projects WHERE id = @id FOR NO KEY UPDATE;
 
 -- name: LockWorkspace :exec
 -- Serialises the operations that could break a workspace-wide invariant (one

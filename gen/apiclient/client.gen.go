@@ -594,25 +594,7 @@ type FlagDiffEntry struct {
 type FlagDiffEntryStatus string
 
 // FlagInput A whole flag, for create-or-replace. Read-only fields of `Flag` are accepted and ignored.
-type FlagInput struct {
-	// DefaultValue Any JSON value, null included; where it belongs to a flag it must match the flag's type.
-	DefaultValue AnyValue `json:"default_value,omitempty"`
-	Description  *string  `json:"description,omitempty"`
-
-	// DisabledValue Any JSON value, null included; where it belongs to a flag it must match the flag's type.
-	DisabledValue AnyValue  `json:"disabled_value,omitempty"`
-	FlagType      *FlagType `json:"flag_type,omitempty"`
-	IsEnabled     bool      `json:"is_enabled"`
-
-	// Key ASCII letters, digits, underscore and hyphen; at most 100 characters.
-	Key               Key                `json:"key"`
-	OwnerEmail        *string            `json:"owner_email,omitempty"`
-	Prerequisites     *[]Prerequisite    `json:"prerequisites,omitempty"`
-	RolloutPercentage *int               `json:"rollout_percentage,omitempty"`
-	Rules             *[]TargetingRule   `json:"rules,omitempty"`
-	Tags              *[]string          `json:"tags,omitempty"`
-	Variants          *[]WeightedVariant `json:"variants,omitempty"`
-}
+type FlagInput = json.RawMessage
 
 // FlagPatch A JSON merge patch (RFC 7396) of Flag fields: omitted fields keep their values, `null`
 // clears a nullable field (a null rollout_percentage means 100 percent). `key`, when given,

@@ -189,7 +189,7 @@ func TestRequestValidation(t *testing.T) {
 		{"unknown flag type", "POST", flags, "application/json", `{"key":"a","is_enabled":true,"flag_type":"float"}`, 422, "flag_type"},
 		{"unknown operator", "POST", flags, "application/json", `{"key":"a","is_enabled":true,"rules":[{"attribute":"plan","operator":"like","values":["x"]}]}`, 422, "rules.0.operator"},
 		{"negative variant weight", "POST", flags, "application/json", `{"key":"a","is_enabled":true,"variants":[{"weight":-1,"value":"x"}]}`, 422, "variants.0.weight"},
-		{"valid body reaches the handler", "POST", flags, "application/json", `{"key":"a","is_enabled":true,"rollout_percentage":null,"default_value":null}`, 501, ""},
+		{"valid body reaches the handler (unknown environment)", "POST", flags, "application/json", `{"key":"a","is_enabled":true,"rollout_percentage":null,"default_value":null}`, 404, ""},
 		{"malformed uuid in path", "GET", "/api/environments/not-a-uuid/flags", "", "", 404, ""},
 		{"enum query parameter", "GET", "/api/environments/" + someUUID + "/change-requests?status=merged", "", "", 422, "status"},
 		{"short password", "POST", "/api/users", "application/json", `{"name":"A","email":"a@example.com","role":"viewer","password":"short"}`, 422, "password"},

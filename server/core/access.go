@@ -12,15 +12,21 @@ import (
 	"github.com/switchyard/switchyard/server/auth"
 )
 
-// Need is the access an operation requires (spec, Roles).
+// Need is the access an operation requires (spec, Roles): a project role
+// and whether the operation writes. read_only tokens may do every read their
+// owner's role allows (spec, Authentication rule 6), so the two are separate.
 type Need int
 
-// The needs, weakest first.
+// The needs.
 const (
-	NeedRead  Need = iota + 1 // any project member: read flags, impressions, …
-	NeedWrite                 // editor or admin: write flags, segments, experiments, schedules
-	NeedAdmin                 // project admin: environments, SDK keys, members, webhooks, chat
+	NeedRead      Need = iota + 1 // any project member reads: flags, impressions, …
+	NeedWrite                     // editor or admin writes: flags, segments, experiments, schedules
+	NeedAdminRead                 // project admin reads: listing keys, members, environments
+	NeedAdmin                     // project admin writes: environments, SDK keys, members, webhooks, chat
 )
+
+// writes reports whether the operation changes anything.
+func (n Need) writes() bool { return n == NeedWrite || n == NeedAdmin }
 
 // roleGrants reports whether a project role satisfies need.
 func roleGrants(role string, need Need) bool {
@@ -28,9 +34,9 @@ func roleGrants(role string, need Need) bool {
 	case auth.RoleAdmin:
 		return true
 	case auth.RoleEditor:
-		return need <= NeedWrite
+		return need == NeedRead || need == NeedWrite
 	case auth.RoleViewer:
-		return need <= NeedRead
+		return need == NeedRead
 	}
 	return false
 }
@@ -65,7 +71,7 @@ func authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID 
 			return errRole
 		}
 	}
-	if need > NeedRead && p.ReadOnly {
+	if need.writes() && p.ReadOnly {
 		return errReadOnly
 	}
 	return nil
@@ -117,8 +123,9 @@ func envAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid
 }
 
 // requireWorkspaceAdmin guards workspace-level operations: managing users and
-// creating, renaming or deleting projects.
-func requireWorkspaceAdmin(p *auth.Principal) error {
+// creating, renaming or deleting projects. need is NeedAdminRead for the
+// reads among them, which read_only tokens may do.
+func requireWorkspaceAdmin(p *auth.Principal, need Need) error {
 	switch {
 	case p == nil:
 		return errNoPrincipal
@@ -126,7 +133,7 @@ func requireWorkspaceAdmin(p *auth.Principal) error {
 		return apperr.E(apperr.Forbidden, "SDK keys may only use the routes of their own environment")
 	case !p.WorkspaceAdmin():
 		return apperr.E(apperr.Forbidden, "only a workspace admin may do this")
-	case p.ReadOnly:
+	case need.writes() && p.ReadOnly:
 		return errReadOnly
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/bus"
 )
 
 // Service runs Switchyard's business operations against the database.
@@ -16,6 +17,7 @@ type Service struct {
 	now          func() time.Time
 	legacySDKKey string
 	sealer       *auth.Sealer
+	bus          bus.Publisher
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -24,11 +26,12 @@ type Config struct {
 	Now          func() time.Time // the clock (lockouts, sessions, schedules); time.Now when nil
 	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
 	Sealer       *auth.Sealer     // seals session cookies; required for sessions
+	Bus          bus.Publisher    // where committed changes are announced; none when nil
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

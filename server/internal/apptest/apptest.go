@@ -31,6 +31,7 @@ type Server struct {
 	stop   func()
 	dbOnce sync.Once
 	db     *pgxpool.Pool
+	dbErr  error
 }
 
 // Start starts an instance. env overrides the test defaults: a fresh
@@ -83,6 +84,9 @@ func Start(t testing.TB, env map[string]string, opts ...app.Option) *Server {
 	}
 	t.Cleanup(func() {
 		s.stop()
+		if s.db != nil {
+			s.db.Close()
+		}
 		if t.Failed() {
 			t.Logf("server logs:\n%s", logs.String())
 		}

@@ -17,17 +17,16 @@ import (
 )
 
 // DB returns a pool on the instance's database, for arranging test data
-// directly. It is closed when the test ends.
+// directly. It closes with the instance, not with the (sub)test that first
+// asked for it.
 func (s *Server) DB(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	s.dbOnce.Do(func() {
-		pool, err := pgxpool.New(context.Background(), s.DBURL)
-		if err != nil {
-			t.Fatalf("open test pool: %v", err)
-		}
-		s.db = pool
-		t.Cleanup(pool.Close)
+		s.db, s.dbErr = pgxpool.New(context.Background(), s.DBURL)
 	})
+	if s.dbErr != nil {
+		t.Fatalf("open test pool: %v", s.dbErr)
+	}
 	return s.db
 }
 

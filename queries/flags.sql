@@ -1,0 +1,50 @@
+-- name: ListFlags :many
+-- archived: NULL lists every flag, true only archived ones, false only active ones.
+SELECT * FROM flags
+WHERE environment_id = @environment_id
+  AND (sqlc.narg(archived)::boolean IS NULL OR (archived_at IS NOT NULL) = sqlc.narg(archived)::boolean)
+ORDER BY key;
+
+-- name: GetFlag :one
+SELECT * FROM flags WHERE environment_id = @environment_id AND key = @key;
+
+-- name: LockFlag :one
+-- Read-modify-write starts here: the row stays locked until the transaction ends.
+SELECT * FROM flags WHERE environment_id = @environment_id AND key = @key FOR UPDATE;
+
+-- name: InsertFlag :one
+INSERT INTO flags (environment_id, key, is_enabled, rollout_percentage, description, flag_type,
+                   default_value, disabled_value, rules, variants, prerequisites, tags, owner_email)
+VALUES (@environment_id, @key, @is_enabled, @rollout_percentage, @description, @flag_type,
+        @default_value, @disabled_value, @rules, @variants, @prerequisites, @tags, @owner_email)
+RETURNING *;
+
+-- name: UpdateFlag :one
+-- Every write bumps the version (decisions.md); archived_at is kept.
+UPDATE flags
+SET is_enabled = @is_enabled, rollout_percentage = @rollout_percentage, description = @description,
+    flag_type = @flag_type, default_value = @default_value, disabled_value = @disabled_value,
+    rules = @rules, variants = @variants, prerequisites = @prerequisites, tags = @tags,
+    owner_email = @owner_email, version = version + 1, updated_at = clock_timestamp()
+WHERE id = @id
+RETURNING *;
+
+-- name: SetFlagArchivedAt :one
+UPDATE flags SET archived_at = @archived_at, version = version + 1, updated_at = clock_timestamp()
+WHERE id = @id
+RETURNING *;
+
+-- name: DeleteFlag :exec
+DELETE FROM flags WHERE id = @id;
+
+-- name: BumpFlagsReferencingSegment :many
+-- A segment edit changes what these flags evaluate to, so they get a new
+-- version: SDKs ignore updates whose version is not newer than theirs.
+UPDATE flags SET version = version + 1, updated_at = clock_timestamp()
+WHERE environment_id = @environment_id
+  AND rules @> jsonb_build_array(jsonb_build_object('segment_key', @segment_key::text))
+RETURNING *;
+
+-- name: ListFlagTypes :many
+-- The type of each flag of an environment, for checking prerequisites' required_value.
+SELECT key, flag_type FROM flags WHERE environment_id = @environment_id;

@@ -1,0 +1,47 @@
+// Package bus carries change notifications between Switchyard instances.
+// An Event says that something changed, not what it became: receivers read
+// the committed state themselves, so a late or reordered event can never
+// install stale data (STYLE §6). Every instance, the publisher included,
+// receives through the bus, so there is one delivery path.
+package bus
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
+
+// Op is what happened.
+type Op string
+
+// The operations.
+const (
+	OpUpsert Op = "upsert" // a flag was created or changed; re-read it
+	OpDelete Op = "delete" // a flag was deleted
+	OpResync Op = "resync" // messages may have been lost; rebuild everything
+)
+
+// Event is one change notification. Version is the flag's version after an
+// upsert, so receivers can drop notifications older than what they hold.
+type Event struct {
+	Op      Op        `json:"op"`
+	EnvID   uuid.UUID `json:"env_id"`
+	Key     string    `json:"key,omitempty"`
+	Version int64     `json:"version,omitempty"`
+}
+
+// Publisher is what writers need: publish after commit.
+type Publisher interface {
+	Publish(ctx context.Context, events ...Event) error
+}
+
+// Bus publishes events to every subscriber of every instance.
+type Bus interface {
+	Publisher
+	// Subscribe registers fn for every event, from any instance, until
+	// cancel is called. fn runs on the bus's delivery goroutine: it must
+	// not block.
+	Subscribe(fn func(Event)) (cancel func())
+	// Close stops delivery.
+	Close() error
+}

@@ -1,0 +1,387 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/bus"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+var errFlagNotFound = apperr.E(apperr.NotFound, "flag not found")
+
+func errApprovalRequired(what string) error {
+	return apperr.Ef(apperr.Conflict, "this environment requires approval: %s is not allowed; patch the flag to open a change request", what)
+}
+
+// ListFlags returns an environment's flags, unexpanded, ordered by key.
+// archived filters when set.
+func (s *Service) ListFlags(ctx context.Context, p *auth.Principal, envID uuid.UUID, archived *bool) ([]eval.Flag, error) {
+	q := db.New(s.pool)
+	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+		return nil, err
+	}
+	rows, err := q.ListFlags(ctx, db.ListFlagsParams{EnvironmentID: envID, Archived: archived})
+	if err != nil {
+		return nil, fmt.Errorf("list flags: %w", err)
+	}
+	flags := make([]eval.Flag, 0, len(rows))
+	for _, r := range rows {
+		f, err := flagFromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		flags = append(flags, f)
+	}
+	return flags, nil
+}
+
+// GetFlag returns one flag, unexpanded.
+func (s *Service) GetFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) (eval.Flag, error) {
+	q := db.New(s.pool)
+	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+		return eval.Flag{}, err
+	}
+	row, err := q.GetFlag(ctx, db.GetFlagParams{EnvironmentID: envID, Key: key})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return eval.Flag{}, errFlagNotFound
+	}
+	if err != nil {
+		return eval.Flag{}, fmt.Errorf("get flag: %w", err)
+	}
+	return flagFromRow(row)
+}
+
+// PutFlag creates a flag, or replaces the whole configuration of an existing
+// one (spec, Flags: POST). Replacing is refused while the environment
+// requires approval.
+func (s *Service) PutFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, body json.RawMessage) (eval.Flag, error) {
+	var in eval.Flag
+	if err := json.Unmarshal(body, &in); err != nil {
+		return eval.Flag{}, apperr.Wrap(apperr.Invalid, "the flag does not fit the Flag schema", err)
+	}
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
+		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		in.EnvironmentID = env.ID.String()
+		in = normalized(in)
+		if err := validateFlag(ctx, q, env.ID, in); err != nil {
+			return eval.Flag{}, err
+		}
+		return s.storeFlag(ctx, q, env, in, p.Actor(), actionCreate, actionReplace, map[string]any{"source": SourceAPI})
+	})
+	if err != nil {
+		return eval.Flag{}, store.AdaptError(err)
+	}
+	s.publish(ctx, upsertEvent(out))
+	return out, nil
+}
+
+// storeFlag creates f in env or replaces the existing flag of its key, and
+// audits it with createAction or replaceAction. Promotion into an
+// environment uses it as well as POST.
+func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environment, f eval.Flag, actor, createAction, replaceAction string, metadata map[string]any) (eval.Flag, error) {
+	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvironmentID: env.ID, Key: f.Key})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		params, err := insertFlagParams(env.ID, f)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		inserted, err := q.InsertFlag(ctx, params)
+		if err != nil {
+			return eval.Flag{}, store.AdaptError(err)
+		}
+		after, err := flagFromRow(inserted)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		return after, audit(ctx, q, env.ID, f.Key, actor, createAction, nil, &after, metadata)
+	case err != nil:
+		return eval.Flag{}, fmt.Errorf("lock flag: %w", err)
+	}
+	if env.RequireApproval {
+		return eval.Flag{}, errApprovalRequired("replacing a flag")
+	}
+	before, err := flagFromRow(row)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	params, err := updateFlagParams(row.ID, f)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	updated, err := q.UpdateFlag(ctx, params)
+	if err != nil {
+		return eval.Flag{}, store.AdaptError(err)
+	}
+	after, err := flagFromRow(updated)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	return after, audit(ctx, q, env.ID, f.Key, actor, replaceAction, &before, &after, metadata)
+}
+
+// PatchResult is what a PATCH did: applied the patch (Flag), or, in an
+// environment that requires approval, queued it (ChangeRequest).
+type PatchResult struct {
+	Flag          *eval.Flag
+	ChangeRequest *db.ChangeRequest
+}
+
+// PatchFlag applies a JSON merge patch to a flag's current state, or queues
+// it as a change request while the environment requires approval (spec,
+// States: Change request).
+func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, patch json.RawMessage) (PatchResult, error) {
+	res, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (PatchResult, error) {
+		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		if err != nil {
+			return PatchResult{}, err
+		}
+		row, current, err := lockFlag(ctx, q, env.ID, key)
+		if err != nil {
+			return PatchResult{}, err
+		}
+		next, err := applyFlagPatch(ctx, q, env.ID, current, patch)
+		if err != nil {
+			return PatchResult{}, err
+		}
+		if env.RequireApproval {
+			var requester *int64
+			if p.Kind == auth.KindUser {
+				requester = &p.UserID
+			}
+			cr, err := q.InsertChangeRequest(ctx, db.InsertChangeRequestParams{
+				EnvironmentID: env.ID, FlagKey: key, Patch: patch, RequestedBy: p.Actor(), RequestedByUserID: requester,
+			})
+			if err != nil {
+				return PatchResult{}, fmt.Errorf("open change request: %w", err)
+			}
+			return PatchResult{ChangeRequest: &cr}, nil
+		}
+		after, err := writeFlag(ctx, q, row.ID, current, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
+		return PatchResult{Flag: &after}, err
+	})
+	if err != nil {
+		return PatchResult{}, store.AdaptError(err)
+	}
+	if res.Flag != nil {
+		s.publish(ctx, upsertEvent(*res.Flag))
+	}
+	return res, nil
+}
+
+// lockFlag locks a flag row for the rest of the transaction (read-modify-
+// write) and decodes it.
+func lockFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key string) (db.Flag, eval.Flag, error) {
+	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvironmentID: envID, Key: key})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Flag{}, eval.Flag{}, errFlagNotFound
+	}
+	if err != nil {
+		return db.Flag{}, eval.Flag{}, fmt.Errorf("lock flag: %w", err)
+	}
+	f, err := flagFromRow(row)
+	return row, f, err
+}
+
+// writeFlag stores next over the locked row and audits the change.
+func writeFlag(ctx context.Context, q *db.Queries, id int64, before, next eval.Flag, actor, action string, metadata map[string]any) (eval.Flag, error) {
+	params, err := updateFlagParams(id, next)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	updated, err := q.UpdateFlag(ctx, params)
+	if err != nil {
+		return eval.Flag{}, store.AdaptError(err)
+	}
+	after, err := flagFromRow(updated)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	return after, audit(ctx, q, updated.EnvironmentID, before.Key, actor, action, &before, &after, metadata)
+}
+
+// applyFlagPatch applies a merge patch to current and validates the result.
+// It is the one place a flag patch is applied: direct PATCH, scheduled
+// changes and approved change requests all call it, always on the flag's
+// current state (spec, States: approve applies to the current state, not a
+// snapshot).
+func applyFlagPatch(ctx context.Context, q *db.Queries, envID uuid.UUID, current eval.Flag, patch json.RawMessage) (eval.Flag, error) {
+	pv, err := decodeJSON(patch)
+	if err != nil {
+		return eval.Flag{}, apperr.Wrap(apperr.BadRequest, "the patch is not valid JSON", err)
+	}
+	fields, ok := pv.(map[string]any)
+	if !ok {
+		return eval.Flag{}, apperr.E(apperr.Invalid, "a flag patch must be a JSON object")
+	}
+	if k, present := fields["key"]; present && k != current.Key {
+		return eval.Flag{}, apperr.Field("key", "is immutable")
+	}
+	doc, err := json.Marshal(current)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	merged, err := applyMergePatch(doc, patch)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	var next eval.Flag
+	if err := json.Unmarshal(merged, &next); err != nil {
+		return eval.Flag{}, apperr.Wrap(apperr.Invalid, "the patched flag does not fit the Flag schema", err)
+	}
+	// Fields the server owns: a patch never changes them.
+	next.Key, next.EnvironmentID, next.Version = current.Key, current.EnvironmentID, current.Version
+	next.CreatedAt, next.UpdatedAt, next.ArchivedAt = current.CreatedAt, current.UpdatedAt, current.ArchivedAt
+	next = normalized(next)
+	if err := validateFlag(ctx, q, envID, next); err != nil {
+		return eval.Flag{}, err
+	}
+	return next, nil
+}
+
+// DeleteFlag deletes a flag; refused while the environment requires approval.
+func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) error {
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		if err != nil {
+			return err
+		}
+		row, before, err := lockFlag(ctx, q, env.ID, key)
+		if err != nil {
+			return err
+		}
+		if env.RequireApproval {
+			return errApprovalRequired("deleting a flag")
+		}
+		if err := q.DeleteFlag(ctx, row.ID); err != nil {
+			return fmt.Errorf("delete flag: %w", err)
+		}
+		return audit(ctx, q, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
+	})
+	if err != nil {
+		return store.AdaptError(err)
+	}
+	s.publish(ctx, bus.Event{Op: bus.OpDelete, EnvID: envID, Key: key})
+	return nil
+}
+
+// SetArchived archives (archived_at set) or unarchives a flag. Archival is a
+// write (decisions.md): the version rises, it is audited and streamed.
+// Archived flags stay in the stream and evaluate normally, so archival is
+// allowed without approval. Archiving an archived flag changes nothing.
+func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, archived bool) (eval.Flag, error) {
+	var changed bool
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
+		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		row, before, err := lockFlag(ctx, q, env.ID, key)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		if (row.ArchivedAt != nil) == archived {
+			return before, nil
+		}
+		var at *time.Time
+		action := actionUnarchive
+		if archived {
+			now := s.now().UTC()
+			at, action = &now, actionArchive
+		}
+		updated, err := q.SetFlagArchivedAt(ctx, db.SetFlagArchivedAtParams{ID: row.ID, ArchivedAt: at})
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		after, err := flagFromRow(updated)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		changed = true
+		return after, audit(ctx, q, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
+	})
+	if err != nil {
+		return eval.Flag{}, store.AdaptError(err)
+	}
+	if changed {
+		s.publish(ctx, upsertEvent(out))
+	}
+	return out, nil
+}
+
+// PromoteFlag copies a flag's configuration into another environment, of
+// the same or another project the caller can write, atomically, and returns
+// it as it now exists there (spec, Flags: promote).
+func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, targetID uuid.UUID) (eval.Flag, error) {
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
+		src, err := envAccess(ctx, q, p, envID, NeedRead)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		row, err := q.GetFlag(ctx, db.GetFlagParams{EnvironmentID: src.ID, Key: key})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return eval.Flag{}, errFlagNotFound
+		}
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		dst, err := envAccess(ctx, q, p, targetID, NeedWrite)
+		if err != nil {
+			if apperr.KindOf(err) == apperr.NotFound {
+				return eval.Flag{}, apperr.Field("target_env_id", "names no environment you can see")
+			}
+			return eval.Flag{}, err
+		}
+		if dst.ID == src.ID {
+			return eval.Flag{}, apperr.Field("target_env_id", "is the flag's own environment")
+		}
+		if dst.RequireApproval {
+			return eval.Flag{}, errApprovalRequired("promoting into it")
+		}
+		f, err := flagFromRow(row)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		f.EnvironmentID = dst.ID.String()
+		if err := validateFlag(ctx, q, dst.ID, f); err != nil {
+			return eval.Flag{}, err
+		}
+		meta := map[string]any{"source": SourceAPI, "source_environment_id": src.ID.String()}
+		return s.storeFlag(ctx, q, dst, f, p.Actor(), actionPromote, actionPromote, meta)
+	})
+	if err != nil {
+		return eval.Flag{}, store.AdaptError(err)
+	}
+	s.publish(ctx, upsertEvent(out))
+	return out, nil
+}
+
+func upsertEvent(f eval.Flag) bus.Event {
+	return bus.Event{Op: bus.OpUpsert, EnvID: uuid.MustParse(f.EnvironmentID), Key: f.Key, Version: f.Version}
+}
+
+// publish announces committed changes. A failure is logged, never returned:
+// the write is durable, and instances that miss messages resynchronise
+// (decisions.md, Stream).
+func (s *Service) publish(ctx context.Context, events ...bus.Event) {
+	if s.bus == nil || len(events) == 0 {
+		return
+	}
+	if err := s.bus.Publish(context.WithoutCancel(ctx), events...); err != nil {
+		s.logger.WarnContext(ctx, "publish change", "err", err.Error(), "events", len(events))
+	}
+}

@@ -1,0 +1,200 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/apperr"
+)
+
+// keyPattern is the key rule of flags, segments, experiments and goal events
+// (spec, Limits).
+var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+
+// problems collects validation failures so one 422 names every bad field.
+type problems []apperr.Detail
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, apperr.Detail{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	msg := p[0].Field + ": " + p[0].Message
+	if len(p) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(p)-1)
+	}
+	return &apperr.Error{Kind: apperr.Invalid, Message: msg, Details: p}
+}
+
+// validateFlag checks what the API document cannot: values of the flag's
+// type, complete rules, segment references of the same environment, and
+// prerequisites' required values of their flag's type. Flags reach it from
+// the API, from merge patches, promotion, schedules and approvals alike.
+func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Flag) error {
+	var p problems
+	if !keyPattern.MatchString(f.Key) {
+		p.add("key", "must be 1 to 100 ASCII letters, digits, underscores or hyphens")
+	}
+	switch f.FlagType {
+	case eval.FlagTypeBoolean, eval.FlagTypeString, eval.FlagTypeInteger, eval.FlagTypeJSON:
+	default:
+		p.add("flag_type", "must be one of boolean, string, integer, json")
+		return p.err() // every value check below depends on the type
+	}
+	if r := f.RolloutPercentage; r != nil && (*r < 0 || *r > 100) {
+		p.add("rollout_percentage", "must be between 0 and 100, or null for 100 percent")
+	}
+	checkValue(&p, "default_value", f.FlagType, f.DefaultValue)
+	checkValue(&p, "disabled_value", f.FlagType, f.DisabledValue)
+
+	segments, err := segmentKeys(ctx, q, envID)
+	if err != nil {
+		return err
+	}
+	for i, r := range f.Rules {
+		field := fmt.Sprintf("rules.%d", i)
+		if r.SegmentKey != nil && *r.SegmentKey != "" {
+			if !segments[*r.SegmentKey] {
+				p.add(field+".segment_key", "names no segment of this environment: %q", *r.SegmentKey)
+			}
+		} else {
+			checkRuleCondition(&p, field, r)
+		}
+		checkValue(&p, field+".variant", f.FlagType, r.Variant)
+	}
+	for i, v := range f.Variants {
+		field := fmt.Sprintf("variants.%d", i)
+		if v.Weight < 0 {
+			p.add(field+".weight", "must not be negative")
+		}
+		if nullToNil(v.Value) == nil && f.FlagType != eval.FlagTypeJSON {
+			p.add(field+".value", "is required")
+		}
+		checkValue(&p, field+".value", f.FlagType, v.Value)
+	}
+	if len(f.Prerequisites) > 0 {
+		types, err := flagTypes(ctx, q, envID)
+		if err != nil {
+			return err
+		}
+		for i, pre := range f.Prerequisites {
+			field := fmt.Sprintf("prerequisites.%d", i)
+			switch {
+			case !keyPattern.MatchString(pre.FlagKey):
+				p.add(field+".flag_key", "must be a flag key")
+			case pre.FlagKey == f.Key:
+				p.add(field+".flag_key", "a flag cannot be its own prerequisite")
+			case pre.RequiredValue != nil && !isJSONNull(pre.RequiredValue):
+				// A missing prerequisite flag is allowed (it is simply
+				// unsatisfied, spec Evaluation rules step 2); an existing one
+				// fixes the type of the required value.
+				if t, ok := types[pre.FlagKey]; ok {
+					checkValue(&p, field+".required_value", t, pre.RequiredValue)
+				}
+			}
+		}
+	}
+	for i, tag := range f.Tags {
+		if n := utf8.RuneCountInString(tag); n == 0 || n > 100 {
+			p.add(fmt.Sprintf("tags.%d", i), "must be 1 to 100 characters")
+		}
+	}
+	return p.err()
+}
+
+// checkRuleCondition requires attribute, operator and at least one value of
+// a rule that references no segment (spec, TargetingRule).
+func checkRuleCondition(p *problems, field string, r eval.Rule) {
+	if r.Attribute == "" {
+		p.add(field+".attribute", "is required unless segment_key is set")
+	}
+	switch r.Operator {
+	case eval.OpEquals, eval.OpNotEquals, eval.OpContains, eval.OpStartsWith, eval.OpEndsWith,
+		eval.OpGreaterThan, eval.OpGreaterThanOrEqual, eval.OpLessThan, eval.OpLessThanOrEqual:
+	case "":
+		p.add(field+".operator", "is required unless segment_key is set")
+	default:
+		p.add(field+".operator", "is not an operator: %q", r.Operator)
+	}
+	if len(r.Values) == 0 {
+		p.add(field+".values", "needs at least one value unless segment_key is set")
+	}
+}
+
+// checkValue reports a value that does not match the flag type (decisions.md:
+// default, disabled, variant, rule-variant and required values must match).
+// An absent or null value means "unset" and always passes.
+func checkValue(p *problems, field string, t eval.FlagType, v json.RawMessage) {
+	if nullToNil(v) == nil {
+		return
+	}
+	if !matchesType(t, v) {
+		p.add(field, "must be a %s value", t)
+	}
+}
+
+func matchesType(t eval.FlagType, v json.RawMessage) bool {
+	var x any
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	if err := d.Decode(&x); err != nil {
+		return false
+	}
+	switch t {
+	case eval.FlagTypeBoolean:
+		_, ok := x.(bool)
+		return ok
+	case eval.FlagTypeString:
+		_, ok := x.(string)
+		return ok
+	case eval.FlagTypeInteger:
+		n, ok := x.(json.Number)
+		if !ok {
+			return false
+		}
+		f, err := n.Float64()
+		// Integers must survive every SDK's number type: whole and within ±2^53.
+		return err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53
+	case eval.FlagTypeJSON:
+		return true
+	}
+	return false
+}
+
+func isJSONNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
+
+func segmentKeys(ctx context.Context, q *db.Queries, envID uuid.UUID) (map[string]bool, error) {
+	segs, err := q.ListSegments(ctx, envID)
+	if err != nil {
+		return nil, fmt.Errorf("list segments: %w", err)
+	}
+	keys := make(map[string]bool, len(segs))
+	for _, s := range segs {
+		keys[s.Key] = true
+	}
+	return keys, nil
+}
+
+func flagTypes(ctx context.Context, q *db.Queries, envID uuid.UUID) (map[string]eval.FlagType, error) {
+	rows, err := q.ListFlagTypes(ctx, envID)
+	if err != nil {
+		return nil, fmt.Errorf("list flag types: %w", err)
+	}
+	types := make(map[string]eval.FlagType, len(rows))
+	for _, r := range rows {
+		types[r.Key] = eval.FlagType(r.FlagType)
+	}
+	return types, nil
+}

@@ -1,0 +1,100 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+var errMemberNotFound = apperr.E(apperr.NotFound, "member not found")
+
+// ListMembers returns a project's members with their names and emails,
+// newest member first. Project admin.
+func (s *Service) ListMembers(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.ListMembersRow, error) {
+	return store.WithTxV(ctx, s.pool, func(q *db.Queries) ([]db.ListMembersRow, error) {
+		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
+			return nil, err
+		}
+		members, err := q.ListMembers(ctx, projectID)
+		if err != nil {
+			return nil, fmt.Errorf("list members: %w", store.AdaptError(err))
+		}
+		return members, nil
+	})
+}
+
+// AddMember gives a workspace user a role in a project. An unknown user is
+// not found (decisions.md); an existing member answers Conflict.
+func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64, role string) (db.ListMembersRow, error) {
+	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ListMembersRow, error) {
+		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+			return db.ListMembersRow{}, err
+		}
+		if err := validateRole(role); err != nil {
+			return db.ListMembersRow{}, err
+		}
+		// The foreign key turns an unknown user into NotFound and the primary
+		// key a second membership into Conflict (store.AdaptError).
+		if err := q.AddMember(ctx, db.AddMemberParams{ProjectID: projectID, UserID: userID, Role: role}); err != nil {
+			return db.ListMembersRow{}, fmt.Errorf("add member: %w", store.AdaptError(err))
+		}
+		return getMember(ctx, q, projectID, userID)
+	})
+}
+
+// UpdateMember changes a member's role in a project. Roles are independent
+// across projects, so no other membership changes.
+func (s *Service) UpdateMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64, role string) (db.ListMembersRow, error) {
+	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ListMembersRow, error) {
+		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+			return db.ListMembersRow{}, err
+		}
+		if err := validateRole(role); err != nil {
+			return db.ListMembersRow{}, err
+		}
+		n, err := q.UpdateMemberRole(ctx, db.UpdateMemberRoleParams{ProjectID: projectID, UserID: userID, Role: role})
+		if err != nil {
+			return db.ListMembersRow{}, fmt.Errorf("update member: %w", store.AdaptError(err))
+		}
+		if n == 0 {
+			return db.ListMembersRow{}, errMemberNotFound
+		}
+		return getMember(ctx, q, projectID, userID)
+	})
+}
+
+// RemoveMember revokes a user's access to a project; the account is kept.
+func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64) error {
+	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+			return err
+		}
+		n, err := q.RemoveMember(ctx, db.RemoveMemberParams{ProjectID: projectID, UserID: userID})
+		if err != nil {
+			return fmt.Errorf("remove member: %w", store.AdaptError(err))
+		}
+		if n == 0 {
+			return errMemberNotFound
+		}
+		return nil
+	})
+}
+
+func getMember(ctx context.Context, q *db.Queries, projectID uuid.UUID, userID int64) (db.ListMembersRow, error) {
+	m, err := q.GetMember(ctx, db.GetMemberParams{ProjectID: projectID, UserID: userID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.ListMembersRow{}, errMemberNotFound
+	}
+	if err != nil {
+		return db.ListMembersRow{}, fmt.Errorf("get member: %w", store.AdaptError(err))
+	}
+	return db.ListMembersRow(m), nil
+}

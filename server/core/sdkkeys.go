@@ -1,0 +1,122 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+// NewSDKKey is an SDK key just created, with its full value: the only time
+// the value exists outside the caller (spec, Authentication rule 7).
+type NewSDKKey struct {
+	Key             db.SDKKey
+	EnvironmentName string
+	Full            string
+}
+
+var (
+	errSDKKeyNotFound = apperr.E(apperr.NotFound, "SDK key not found")
+	errLastSDKKey     = apperr.E(apperr.Invalid, "the last SDK key of a project cannot be revoked")
+)
+
+// ListSDKKeys returns a project's SDK keys without their values, newest
+// first. Project admin (decisions.md: listing keys needs project admin).
+func (s *Service) ListSDKKeys(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.ListSDKKeysByProjectRow, error) {
+	return store.WithTxV(ctx, s.pool, func(q *db.Queries) ([]db.ListSDKKeysByProjectRow, error) {
+		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
+			return nil, err
+		}
+		keys, err := q.ListSDKKeysByProject(ctx, projectID)
+		if err != nil {
+			return nil, fmt.Errorf("list SDK keys: %w", store.AdaptError(err))
+		}
+		return keys, nil
+	})
+}
+
+// CreateSDKKey creates an SDK key bound to an environment of the project.
+// An environment of another project, or none, is invalid input naming
+// environment_id (spec, SDK key: environment_id must belong to the project).
+func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, name string, envID uuid.UUID) (NewSDKKey, error) {
+	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (NewSDKKey, error) {
+		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+			return NewSDKKey{}, err
+		}
+		name := strings.TrimSpace(name)
+		if name == "" {
+			return NewSDKKey{}, apperr.Field("name", "must not be empty")
+		}
+		env, err := q.GetEnvironmentInProject(ctx, db.GetEnvironmentInProjectParams{ID: envID, ProjectID: projectID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return NewSDKKey{}, apperr.Field("environment_id", "must be an environment of this project")
+		}
+		if err != nil {
+			return NewSDKKey{}, fmt.Errorf("get environment: %w", store.AdaptError(err))
+		}
+		full, prefix, hash, err := auth.NewCredential(auth.SDKKeyKind)
+		if err != nil {
+			return NewSDKKey{}, err
+		}
+		key, err := q.CreateSDKKey(ctx, db.CreateSDKKeyParams{
+			ProjectID: projectID, EnvironmentID: env.ID, Name: name, KeyHash: hash, Prefix: prefix,
+		})
+		if err != nil {
+			return NewSDKKey{}, fmt.Errorf("create SDK key: %w", store.AdaptError(err))
+		}
+		return NewSDKKey{Key: key, EnvironmentName: env.Name, Full: full}, nil
+	})
+}
+
+// RevokeSDKKey deletes an SDK key of the project. Authentication reads the
+// database on every request, so the key stops working at once on every
+// instance. Spec, Limits: a project keeps at least one SDK key; the project
+// row lock makes concurrent revocations (and environment deletions, which
+// cascade to keys) count one after another.
+func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, id int64) error {
+	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+			return err
+		}
+		if err := lockProject(ctx, q, projectID); err != nil {
+			return err
+		}
+		if _, err := q.GetSDKKeyInProject(ctx, db.GetSDKKeyInProjectParams{ID: id, ProjectID: projectID}); errors.Is(err, pgx.ErrNoRows) {
+			return errSDKKeyNotFound
+		} else if err != nil {
+			return fmt.Errorf("get SDK key: %w", store.AdaptError(err))
+		}
+		n, err := q.CountSDKKeysByProject(ctx, projectID)
+		if err != nil {
+			return fmt.Errorf("count SDK keys: %w", store.AdaptError(err))
+		}
+		if n <= 1 {
+			return errLastSDKKey
+		}
+		if err := q.DeleteSDKKey(ctx, db.DeleteSDKKeyParams{ID: id, ProjectID: projectID}); err != nil {
+			return fmt.Errorf("delete SDK key: %w", store.AdaptError(err))
+		}
+		return nil
+	})
+}
+
+// lockProject takes the project's row lock until the transaction ends. Every
+// operation that could break a per-project invariant (one environment, one
+// default environment, one SDK key) takes it before counting, so they run one
+// after another and each counts what the previous one committed.
+func lockProject(ctx context.Context, q *db.Queries, id uuid.UUID) error {
+	if _, err := q.LockProject(ctx, id); errors.Is(err, pgx.ErrNoRows) {
+		return errProjectNotFound // deleted since projectAccess read it
+	} else if err != nil {
+		return fmt.Errorf("lock project: %w", store.AdaptError(err))
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+var (
+	errUserNotFound  = apperr.E(apperr.NotFound, "user not found")
+	errDeleteSelf    = apperr.E(apperr.Invalid, "you cannot delete yourself")
+	errLastAdmin     = apperr.E(apperr.Invalid, "the last workspace admin cannot be deleted")
+	errDemoteLastAdm = apperr.E(apperr.Invalid, "the last workspace admin cannot be demoted")
+)
+
+// UserInput is a new workspace user.
+type UserInput struct {
+	Name     string
+	Email    string
+	Role     string
+	Password string
+}
+
+// UserPatch changes a user; nil fields keep their values.
+type UserPatch struct {
+	Name *string
+	Role *string
+}
+
+// ListUsers returns the workspace's users, newest first, without password
+// hashes. Workspace admin.
+func (s *Service) ListUsers(ctx context.Context, p *auth.Principal) ([]db.ListUsersRow, error) {
+	if err := requireWorkspaceAdmin(p, NeedAdminRead); err != nil {
+		return nil, err
+	}
+	users, err := db.New(s.pool).ListUsers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", store.AdaptError(err))
+	}
+	return users, nil
+}
+
+// CreateUser creates a workspace user with an argon2id password hash. An
+// email in use, in any letter case, answers Conflict. Workspace admin.
+func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInput) (db.ListUsersRow, error) {
+	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+		return db.ListUsersRow{}, err
+	}
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		return db.ListUsersRow{}, apperr.Field("name", "must not be empty")
+	}
+	email := strings.TrimSpace(in.Email)
+	if email == "" {
+		return db.ListUsersRow{}, apperr.Field("email", "must not be empty")
+	}
+	if err := validateRole(in.Role); err != nil {
+		return db.ListUsersRow{}, err
+	}
+	if err := validatePassword(in.Password); err != nil {
+		return db.ListUsersRow{}, err
+	}
+	hash, err := auth.HashPassword(in.Password)
+	if err != nil {
+		return db.ListUsersRow{}, err
+	}
+	u, err := db.New(s.pool).CreateUser(ctx, db.CreateUserParams{Name: name, Email: email, PasswordHash: hash, Role: in.Role})
+	if err != nil {
+		// users_email_key (on lower(email)) becomes Conflict "email already in use".
+		return db.ListUsersRow{}, fmt.Errorf("create user: %w", store.AdaptError(err))
+	}
+	return db.ListUsersRow(u), nil
+}
+
+// UpdateUser changes a user's name or workspace role (an extension, see
+// docs/api.md). Spec, Limits: one admin always remains, so demoting the last
+// one is invalid; the workspace row lock makes concurrent demotions and
+// deletions count one after another. Workspace admin.
+func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, patch UserPatch) (db.ListUsersRow, error) {
+	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+		return db.ListUsersRow{}, err
+	}
+	if patch.Name != nil {
+		name := strings.TrimSpace(*patch.Name)
+		if name == "" {
+			return db.ListUsersRow{}, apperr.Field("name", "must not be empty")
+		}
+		patch.Name = &name
+	}
+	if patch.Role != nil {
+		if err := validateRole(*patch.Role); err != nil {
+			return db.ListUsersRow{}, err
+		}
+	}
+	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ListUsersRow, error) {
+		if patch.Role != nil && *patch.Role != auth.RoleAdmin {
+			if err := q.LockWorkspace(ctx); err != nil {
+				return db.ListUsersRow{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
+			}
+		}
+		u, err := lockUser(ctx, q, id)
+		if err != nil {
+			return db.ListUsersRow{}, err
+		}
+		if u.Role == auth.RoleAdmin && patch.Role != nil && *patch.Role != auth.RoleAdmin {
+			if err := ensureAnotherAdmin(ctx, q, errDemoteLastAdm); err != nil {
+				return db.ListUsersRow{}, err
+			}
+		}
+		updated, err := q.UpdateUser(ctx, db.UpdateUserParams{ID: id, Name: patch.Name, Role: patch.Role})
+		if err != nil {
+			return db.ListUsersRow{}, fmt.Errorf("update user: %w", store.AdaptError(err))
+		}
+		return db.ListUsersRow(updated), nil
+	})
+}
+
+// DeleteUser deletes a user and, by cascade, their sessions, tokens and
+// project memberships, so every credential of theirs stops working at once.
+// Spec, Errors: deleting yourself or the last admin is invalid; the workspace
+// row lock makes concurrent deletions count one after another. Workspace
+// admin.
+func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) error {
+	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+		return err
+	}
+	if id == p.UserID {
+		return errDeleteSelf
+	}
+	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if err := q.LockWorkspace(ctx); err != nil {
+			return fmt.Errorf("lock workspace: %w", store.AdaptError(err))
+		}
+		u, err := lockUser(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		if u.Role == auth.RoleAdmin {
+			if err := ensureAnotherAdmin(ctx, q, errLastAdmin); err != nil {
+				return err
+			}
+		}
+		if err := q.DeleteUser(ctx, id); err != nil {
+			return fmt.Errorf("delete user: %w", store.AdaptError(err))
+		}
+		return nil
+	})
+}
+
+// lockUser reads a user and locks the row until the transaction ends.
+func lockUser(ctx context.Context, q *db.Queries, id int64) (db.LockUserRow, error) {
+	u, err := q.LockUser(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.LockUserRow{}, errUserNotFound
+	}
+	if err != nil {
+		return db.LockUserRow{}, fmt.Errorf("get user: %w", store.AdaptError(err))
+	}
+	return u, nil
+}
+
+// ensureAnotherAdmin returns errLast unless at least two workspace admins
+// exist, so that one may go. The caller holds the workspace row lock.
+func ensureAnotherAdmin(ctx context.Context, q *db.Queries, errLast error) error {
+	n, err := q.CountWorkspaceAdmins(ctx)
+	if err != nil {
+		return fmt.Errorf("count admins: %w", store.AdaptError(err))
+	}
+	if n <= 1 {
+		return errLast
+	}
+	return nil
+}
+
+// validateRole checks a workspace or project role.
+func validateRole(role string) error {
+	switch role {
+	case auth.RoleAdmin, auth.RoleEditor, auth.RoleViewer:
+		return nil
+	}
+	return apperr.Field("role", "must be admin, editor or viewer")
+}

@@ -1,0 +1,114 @@
+package core_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/core"
+)
+
+// Spec, Limits: one workspace admin always remains, however the removals of
+// admins race. The caller here is a principal the database does not know as
+// an admin, so that exactly the two admins below count, and its own
+// authentication cannot change mid-test as it would over HTTP.
+func TestLastAdminUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	svc, pool, _ := newService(t)
+	ctx := t.Context()
+	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	caller := &auth.Principal{Kind: auth.KindUser, UserID: -1, Email: "ops@example.com", Role: auth.RoleAdmin}
+	viewer := auth.RoleViewer
+	remove := map[string]func(id int64) error{
+		"delete": func(id int64) error { return svc.DeleteUser(ctx, caller, id) },
+		"demote": func(id int64) error {
+			_, err := svc.UpdateUser(ctx, caller, id, core.UserPatch{Role: &viewer})
+			return err
+		},
+	}
+	for round, ops := range [][2]string{{"delete", "delete"}, {"demote", "demote"}, {"delete", "demote"}, {"demote", "delete"}} {
+		t.Run(fmt.Sprintf("%s and %s", ops[0], ops[1]), func(t *testing.T) {
+			if _, err := pool.Exec(ctx, `UPDATE users SET role = 'viewer'`); err != nil {
+				t.Fatal(err)
+			}
+			var ids [2]int64
+			for i := range ids {
+				u, err := svc.CreateUser(ctx, caller, core.UserInput{
+					Name: "Admin", Email: fmt.Sprintf("admin%d-%d@example.com", round, i), Role: auth.RoleAdmin, Password: "long enough",
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[i] = u.ID
+			}
+			var errs [2]error
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range ids {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					errs[i] = remove[ops[i]](ids[i])
+				}()
+			}
+			close(start)
+			wg.Wait()
+			succeeded := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					succeeded++
+				case apperr.KindOf(err) != apperr.Invalid:
+					t.Errorf("refusal %v, want Invalid", err)
+				}
+			}
+			if succeeded != 1 {
+				t.Errorf("%d of the two removals succeeded (%v), want exactly 1", succeeded, errs)
+			}
+			var admins int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin'`).Scan(&admins); err != nil || admins != 1 {
+				t.Errorf("%d admins left (%v), want 1", admins, err)
+			}
+		})
+	}
+}
+
+// Nobody deletes themself, and nobody without the workspace admin role
+// manages users; a read_only token reads the list but changes nothing.
+func TestUserManagementGuards(t *testing.T) {
+	t.Parallel()
+	svc, _, _ := newService(t)
+	ctx := t.Context()
+	boot := &auth.Principal{Kind: auth.KindUser, UserID: -1, Role: auth.RoleAdmin}
+	admin, err := svc.CreateUser(ctx, boot, core.UserInput{Name: "A", Email: "a@example.com", Role: auth.RoleAdmin, Password: "long enough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := &auth.Principal{Kind: auth.KindUser, UserID: admin.ID, Role: auth.RoleAdmin}
+	if err := svc.DeleteUser(ctx, self, admin.ID); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("deleting yourself: %v, want Invalid", err)
+	}
+	readOnly := &auth.Principal{Kind: auth.KindUser, UserID: admin.ID, Role: auth.RoleAdmin, ReadOnly: true}
+	if _, err := svc.ListUsers(ctx, readOnly); err != nil {
+		t.Errorf("read_only admin listing users: %v", err)
+	}
+	editor := &auth.Principal{Kind: auth.KindUser, UserID: 99, Role: auth.RoleEditor}
+	key := &auth.Principal{Kind: auth.KindSDKKey, KeyPrefix: "sk_live_abcd"}
+	for name, p := range map[string]*auth.Principal{"read_only token": readOnly, "editor": editor, "SDK key": key, "anonymous": nil} {
+		want := apperr.Forbidden
+		if p == nil {
+			want = apperr.Unauthenticated
+		}
+		if _, err := svc.CreateUser(ctx, p, core.UserInput{Name: "B", Email: "b@example.com", Role: auth.RoleViewer, Password: "long enough"}); apperr.KindOf(err) != want {
+			t.Errorf("%s creating a user: %v, want %v", name, err, want)
+		}
+		if err := svc.DeleteUser(ctx, p, admin.ID); apperr.KindOf(err) != want {
+			t.Errorf("%s deleting a user: %v, want %v", name, err, want)
+		}
+	}
+}
