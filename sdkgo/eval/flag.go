@@ -1,0 +1,235 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// FlagType is the type of the values a flag returns (spec, Flag: flag_type).
+type FlagType string
+
+// The flag types of the specification. A flag without flag_type is a boolean flag.
+const (
+	FlagTypeBoolean FlagType = "boolean"
+	FlagTypeString  FlagType = "string"
+	FlagTypeInteger FlagType = "integer"
+	FlagTypeJSON    FlagType = "json"
+)
+
+// Operator is the comparison a targeting rule applies (spec, TargetingRule: Operator enum).
+type Operator string
+
+// The operators of the specification. Any other operator never matches.
+const (
+	OpEquals             Operator = "equals"
+	OpNotEquals          Operator = "not_equals"
+	OpContains           Operator = "contains"
+	OpStartsWith         Operator = "starts_with"
+	OpEndsWith           Operator = "ends_with"
+	OpGreaterThan        Operator = "greater_than"
+	OpGreaterThanOrEqual Operator = "greater_than_or_equal"
+	OpLessThan           Operator = "less_than"
+	OpLessThanOrEqual    Operator = "less_than_or_equal"
+)
+
+// Flag is the wire form of a flag: the object the server sends in a stream UPSERT and in the
+// snapshot array, segment-expanded. The server encodes those payloads from this type and the
+// SDK decodes them into it, so its JSON tags are exactly those of the API's Flag object.
+//
+// Values that may be any JSON value (default_value, disabled_value, variant values, rule
+// variants, required_value) are kept as raw JSON so that a round trip is lossless: in
+// particular an absent required_value (nil) stays distinct from a JSON null ("null").
+//
+// Decoding applies the specification's defaults to absent fields: flag_type boolean, empty
+// rules, variants, prerequisites and tags. Encoding always writes every field of the API's Flag
+// object (arrays as [], absent values as null), as the API schema requires them.
+type Flag struct {
+	Key               string          `json:"key"`
+	EnvironmentID     string          `json:"environment_id"`
+	IsEnabled         bool            `json:"is_enabled"`
+	RolloutPercentage *int            `json:"rollout_percentage"`
+	Description       *string         `json:"description"`
+	Rules             []Rule          `json:"rules"`
+	FlagType          FlagType        `json:"flag_type"`
+	DefaultValue      json.RawMessage `json:"default_value"`
+	DisabledValue     json.RawMessage `json:"disabled_value"`
+	Variants          []Variant       `json:"variants"`
+	Prerequisites     []Prerequisite  `json:"prerequisites"`
+	Tags              []string        `json:"tags"`
+	OwnerEmail        *string         `json:"owner_email"`
+	ArchivedAt        *time.Time      `json:"archived_at"`
+	Version           int64           `json:"version"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
+}
+
+// Rule is a targeting rule (spec, TargetingRule). SegmentKey is carried for completeness but
+// ignored by the evaluator: the server expands segments before flags reach an SDK.
+type Rule struct {
+	Attribute  string   `json:"attribute"`
+	Operator   Operator `json:"operator,omitempty"`
+	Values     []string `json:"values"`
+	SegmentKey *string  `json:"segment_key,omitempty"`
+	// Variant is the value a match returns for non-boolean flags. Absent (nil) or JSON null
+	// means unset: the match returns default_value.
+	Variant json.RawMessage `json:"variant,omitempty"`
+}
+
+// Variant is a weighted variant (spec, WeightedVariant). Weights are relative: 6/3/1 behaves
+// as 60/30/10.
+type Variant struct {
+	Weight int             `json:"weight"`
+	Value  json.RawMessage `json:"value"`
+}
+
+// Prerequisite names a flag that must be satisfied first (spec, Prerequisite).
+type Prerequisite struct {
+	FlagKey string `json:"flag_key"`
+	// RequiredValue is the value the prerequisite must evaluate to. Absent (nil) means the
+	// prerequisite must only be enabled; JSON null ("null") requires the value null.
+	RequiredValue json.RawMessage `json:"required_value,omitempty"`
+}
+
+// flagJSON has Flag's fields without its methods, so that the methods can delegate to the
+// default encoding without recursing.
+type flagJSON Flag
+
+// UnmarshalJSON decodes a flag and applies the specification's defaults to absent fields.
+func (f *Flag) UnmarshalJSON(data []byte) error {
+	// Spec, Flag: flag_type defaults to boolean. Unmarshal leaves absent fields untouched, so
+	// presetting the default is enough; a JSON null keeps it too.
+	p := flagJSON{FlagType: FlagTypeBoolean}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*f = Flag(p)
+	f.normalize()
+	f.compactValues()
+	return nil
+}
+
+// MarshalJSON encodes a flag with every field of the API's Flag object present.
+func (f Flag) MarshalJSON() ([]byte, error) {
+	f = f.clone()
+	f.normalize()
+	return json.Marshal(flagJSON(f))
+}
+
+// normalize replaces nil slices by empty ones and an empty flag_type by boolean, the
+// specification's defaults, so that decoded and constructed flags encode alike.
+func (f *Flag) normalize() {
+	if f.FlagType == "" {
+		f.FlagType = FlagTypeBoolean
+	}
+	if f.Rules == nil {
+		f.Rules = []Rule{}
+	}
+	for i := range f.Rules {
+		if f.Rules[i].Values == nil {
+			f.Rules[i].Values = []string{}
+		}
+	}
+	if f.Variants == nil {
+		f.Variants = []Variant{}
+	}
+	// Empty raw JSON is not a JSON value; it encodes as null, like an absent value.
+	if len(f.DefaultValue) == 0 {
+		f.DefaultValue = nil
+	}
+	if len(f.DisabledValue) == 0 {
+		f.DisabledValue = nil
+	}
+	for i := range f.Variants {
+		if len(f.Variants[i].Value) == 0 {
+			f.Variants[i].Value = nil
+		}
+	}
+	if f.Prerequisites == nil {
+		f.Prerequisites = []Prerequisite{}
+	}
+	if f.Tags == nil {
+		f.Tags = []string{}
+	}
+}
+
+// compactValues removes insignificant whitespace from the raw JSON values, so that a decoded
+// flag equals the same flag decoded from its own encoding (which is compact).
+func (f *Flag) compactValues() {
+	f.DefaultValue = compactRaw(f.DefaultValue)
+	f.DisabledValue = compactRaw(f.DisabledValue)
+	for i := range f.Rules {
+		f.Rules[i].Variant = compactRaw(f.Rules[i].Variant)
+	}
+	for i := range f.Variants {
+		f.Variants[i].Value = compactRaw(f.Variants[i].Value)
+	}
+	for i := range f.Prerequisites {
+		f.Prerequisites[i].RequiredValue = compactRaw(f.Prerequisites[i].RequiredValue)
+	}
+}
+
+func compactRaw(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 {
+		return m
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, m); err != nil {
+		return m
+	}
+	return json.RawMessage(b.Bytes())
+}
+
+// clone returns a deep copy, so that a snapshot never shares memory with its caller: a
+// caller changing a Flag it passed in or got back cannot change what others evaluate.
+func (f Flag) clone() Flag {
+	c := f
+	c.RolloutPercentage = clonePtr(f.RolloutPercentage)
+	c.Description = clonePtr(f.Description)
+	c.OwnerEmail = clonePtr(f.OwnerEmail)
+	c.ArchivedAt = clonePtr(f.ArchivedAt)
+	c.DefaultValue = cloneRaw(f.DefaultValue)
+	c.DisabledValue = cloneRaw(f.DisabledValue)
+	c.Tags = slices.Clone(f.Tags)
+	if f.Rules != nil {
+		c.Rules = make([]Rule, len(f.Rules))
+		for i, r := range f.Rules {
+			r.Values = slices.Clone(r.Values)
+			r.SegmentKey = clonePtr(r.SegmentKey)
+			r.Variant = cloneRaw(r.Variant)
+			c.Rules[i] = r
+		}
+	}
+	if f.Variants != nil {
+		c.Variants = make([]Variant, len(f.Variants))
+		for i, v := range f.Variants {
+			v.Value = cloneRaw(v.Value)
+			c.Variants[i] = v
+		}
+	}
+	if f.Prerequisites != nil {
+		c.Prerequisites = make([]Prerequisite, len(f.Prerequisites))
+		for i, p := range f.Prerequisites {
+			p.RequiredValue = cloneRaw(p.RequiredValue)
+			c.Prerequisites[i] = p
+		}
+	}
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// cloneRaw copies raw JSON, keeping nil (absent) distinct from an empty value.
+func cloneRaw(m json.RawMessage) json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	return bytes.Clone(m)
+}
