@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/httpapi"
@@ -59,6 +58,7 @@ type App struct {
 	pool     *pgxpool.Pool
 	listener net.Listener
 	server   *http.Server
+	rt       *realtime
 }
 
 // Option adjusts an App; tests use them.
@@ -66,6 +66,7 @@ type Option func(*options)
 
 type options struct {
 	now func() time.Time
+	realtimeOptions
 }
 
 // WithClock makes the App read the time from now instead of time.Now, so
@@ -108,9 +109,16 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	// The in-process bus until the real-time delivery work adds Redis.
-	changes := bus.NewMemory()
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: changes})
+	rt, err := newRealtime(cfg, logger, o.realtimeOptions)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			rt.close()
+		}
+	}()
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus})
 	if err := svc.Seed(startCtx, core.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,
@@ -120,7 +128,13 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, err
 	}
 
-	handler, err := httpapi.NewHandler(httpapi.Config{Core: svc, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure})
+	if err := rt.startHub(startCtx, svc, logger); err != nil {
+		return nil, err
+	}
+	handler, err := httpapi.NewHandler(httpapi.Config{
+		Core: svc, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
+		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +147,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		logger:   logger,
 		pool:     pool,
 		listener: ln,
+		rt:       rt,
 		server: &http.Server{
 			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -150,6 +165,10 @@ func (a *App) Addr() string { return a.listener.Addr().String() }
 // requests finish (up to 10 s), closes the pool and returns nil.
 func (a *App) Serve(ctx context.Context) error {
 	defer a.pool.Close()
+	// Streams never end on their own: Shutdown waits for handlers, so the
+	// hub must end them (STYLE §6).
+	a.server.RegisterOnShutdown(a.rt.hub.Close)
+	defer a.rt.close()
 	a.logger.Info("listening", "addr", a.Addr())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- a.server.Serve(a.listener) }()

@@ -42,6 +42,7 @@ func roleGrants(role string, need Need) bool {
 }
 
 var (
+	errEnvNotFound = apperr.E(apperr.NotFound, "environment not found")
 	errNoPrincipal = apperr.E(apperr.Unauthenticated, "authentication required")
 	errReadOnly    = apperr.E(apperr.Forbidden, "this token is read-only")
 	errRole        = apperr.E(apperr.Forbidden, "your role does not allow this")

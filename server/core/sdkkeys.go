@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -82,18 +84,21 @@ func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID
 // row lock makes concurrent revocations (and environment deletions, which
 // cascade to keys) count one after another.
 func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, id int64) error {
-	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	var envID uuid.UUID
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return err
 		}
 		if err := lockProject(ctx, q, projectID); err != nil {
 			return err
 		}
-		if _, err := q.GetSDKKeyInProject(ctx, db.GetSDKKeyInProjectParams{ID: id, ProjectID: projectID}); errors.Is(err, pgx.ErrNoRows) {
+		key, err := q.GetSDKKeyInProject(ctx, db.GetSDKKeyInProjectParams{ID: id, ProjectID: projectID})
+		if errors.Is(err, pgx.ErrNoRows) {
 			return errSDKKeyNotFound
 		} else if err != nil {
 			return fmt.Errorf("get SDK key: %w", store.AdaptError(err))
 		}
+		envID = key.EnvironmentID
 		n, err := q.CountSDKKeysByProject(ctx, projectID)
 		if err != nil {
 			return fmt.Errorf("count SDK keys: %w", store.AdaptError(err))
@@ -106,6 +111,13 @@ func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// Spec, Authentication rule 5: revocation is immediate; open streams of
+	// the key close on every instance.
+	s.publish(ctx, bus.Event{Op: bus.OpRevoke, EnvID: envID, Key: strconv.FormatInt(id, 10)})
+	return nil
 }
 
 // lockProject takes the project's row lock until the transaction ends. Every

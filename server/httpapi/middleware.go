@@ -1,14 +1,18 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/metrics"
 )
 
 // maxBodyBytes is the request body limit of decisions.md (413 beyond).
@@ -38,9 +42,16 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// routeLabel is filled in by findRoute with the document's path template,
+// so that metrics group requests by route rather than by URL.
+type routeLabel struct{ name string }
+
+type routeLabelKey struct{}
+
 // logRequests gives each request an ID (kept from X-Request-Id when the
-// caller sends a sane one) and writes one access-log line when it ends.
-func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
+// caller sends a sane one), writes one access-log line when it ends, and
+// observes its duration by route, method and status.
+func logRequests(logger *slog.Logger, m *metrics.Metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -49,17 +60,35 @@ func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
 				id = newRequestID()
 			}
 			w.Header().Set("X-Request-Id", id)
+			label := &routeLabel{}
 			rec := &statusRecorder{ResponseWriter: w}
-			next.ServeHTTP(rec, r)
+			next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), routeLabelKey{}, label)))
+			elapsed := time.Since(start)
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
 				slog.String("request_id", id),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", rec.status),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", elapsed),
 			)
+			m.HTTPDuration.WithLabelValues(routeName(r.URL.Path, label), r.Method, strconv.Itoa(rec.status)).Observe(elapsed.Seconds())
 		})
 	}
+}
+
+// routeName is the metrics label of a request: the document's path template
+// for API operations, the path for the fixed hand-written routes, and one
+// label for everything else, so URLs never explode the label set.
+func routeName(path string, l *routeLabel) string {
+	switch {
+	case l.name != "":
+		return l.name
+	case path == "/health" || path == "/stream" || path == "/flags/snapshot" || path == "/metrics" || path == "/api/openapi.json":
+		return path
+	case strings.HasPrefix(path, "/api/"):
+		return "/api/(unmatched)"
+	}
+	return "/(dashboard)"
 }
 
 func saneRequestID(id string) bool {

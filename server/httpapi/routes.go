@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/metrics"
+	"github.com/switchyard/switchyard/server/stream"
 )
 
 // Config holds what the HTTP layer needs. Its zero PublicDir serves no
@@ -21,6 +25,11 @@ type Config struct {
 	PublicDir string // directory of dashboard static files; may not exist
 	// CookieSecure sets the session cookie's Secure flag (COOKIE_SECURE).
 	CookieSecure bool
+	Hub          *stream.Hub
+	Metrics      *metrics.Metrics
+	// KeepAlive is the stream's keep-alive interval; 15 s (spec, Limits)
+	// when zero.
+	KeepAlive time.Duration
 }
 
 // NewHandler builds the whole HTTP surface. First match wins: the
@@ -55,14 +64,21 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	root.MethodNotAllowedHandler = api.MethodNotAllowedHandler
 	root.Path("/health").Methods(http.MethodGet, http.MethodHead).HandlerFunc(health)
 	root.Path("/api/openapi.json").Methods(http.MethodGet, http.MethodHead).Handler(rawJSON(specJSON))
-	// The stream and the snapshot are built by the real-time delivery issue.
-	root.Path("/stream").Handler(errs.handler(apperr.E(apperr.NotImplemented, "the stream is not implemented yet")))
-	root.Path("/flags/snapshot").Handler(errs.handler(apperr.E(apperr.NotImplemented, "the snapshot is not implemented yet")))
+	keepAlive := cfg.KeepAlive
+	if keepAlive <= 0 {
+		keepAlive = 15 * time.Second
+	}
+	root.Path("/stream").Methods(http.MethodGet).Handler(streamHandler{core: cfg.Core, hub: cfg.Hub, errs: errs, keepAlive: keepAlive})
+	root.Path("/flags/snapshot").Methods(http.MethodGet, http.MethodOptions).Handler(snapshotHandler{
+		core: cfg.Core, hub: cfg.Hub, errs: errs,
+		counted: func(status int) { cfg.Metrics.SnapshotRequests.WithLabelValues(strconv.Itoa(status)).Inc() },
+	})
+	root.Path("/metrics").Methods(http.MethodGet).Handler(cfg.Metrics.Handler())
 	authn := authenticator{core: cfg.Core, errs: errs}
 	root.PathPrefix("/api/").Handler(chain(api, limitBody(errs), v.findRoute, authn.middleware, v.middleware))
 	root.PathPrefix("/").Handler(newStatic(cfg.PublicDir, errs))
 
-	return chain(root, logRequests(cfg.Logger), recoverPanics(errs)), nil
+	return chain(root, logRequests(cfg.Logger, cfg.Metrics), recoverPanics(errs)), nil
 }
 
 // handler answers every request with err.

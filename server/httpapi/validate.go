@@ -100,6 +100,9 @@ func (v *validator) findRoute(next http.Handler) http.Handler {
 		route, params, err := v.router.FindRoute(r)
 		if err == nil {
 			r = r.WithContext(context.WithValue(r.Context(), routeKey{}, &matchedRoute{route: route, params: params}))
+			if l, ok := r.Context().Value(routeLabelKey{}).(*routeLabel); ok {
+				l.name = route.Path
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -16,7 +16,7 @@ import (
 
 // wantTables is every table of the data model, in alphabetical order.
 var wantTables = []string{
-	"audit_entries", "change_requests", "chat_deliveries", "chat_integrations",
+	"audit_entries", "change_log", "change_requests", "chat_deliveries", "chat_integrations",
 	"environments", "experiments", "flags", "goal_events", "impressions",
 	"login_attempts", "personal_access_tokens", "project_members", "projects",
 	"scheduled_changes", "sdk_keys", "segments", "sessions", "users",

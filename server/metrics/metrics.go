@@ -1,0 +1,71 @@
+// Package metrics holds Switchyard's Prometheus collectors, registered on a
+// registry of their own (no global state), served at GET /metrics.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the collectors the server updates.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	// OpenStreams counts open /stream connections per environment.
+	OpenStreams *prometheus.GaugeVec
+	// FanoutSeconds is the time from a change notification reaching the hub
+	// to its update being queued for every subscriber of the environment.
+	FanoutSeconds prometheus.Histogram
+	// BusResubscribes counts Redis (re)subscriptions after the first.
+	BusResubscribes prometheus.Counter
+	// Resyncs counts hub resyncs (all streams closed and caches dropped).
+	Resyncs prometheus.Counter
+	// SlowClients counts stream clients cut off for falling behind.
+	SlowClients prometheus.Counter
+	// SnapshotRequests counts /flags/snapshot answers by status code.
+	SnapshotRequests *prometheus.CounterVec
+	// HTTPDuration observes HTTP requests by route template, method, status.
+	HTTPDuration *prometheus.HistogramVec
+}
+
+// New registers the collectors, with the Go runtime and process ones.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		OpenStreams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_open_streams", Help: "Open /stream connections per environment.",
+		}, []string{"env_id"}),
+		FanoutSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "switchyard_broadcast_fanout_seconds", Help: "Time from a change notification to its update queued for every subscriber.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		BusResubscribes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_bus_resubscribes_total", Help: "Redis pub/sub (re)subscriptions after the first.",
+		}),
+		Resyncs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_stream_resyncs_total", Help: "Hub resyncs: streams closed because messages may have been lost.",
+		}),
+		SlowClients: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_stream_slow_clients_total", Help: "Stream clients disconnected for falling behind.",
+		}),
+		SnapshotRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_snapshot_requests_total", Help: "Snapshot requests by status code.",
+		}, []string{"status"}),
+		HTTPDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchyard_http_request_duration_seconds", Help: "HTTP requests by route, method and status.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method", "status"}),
+	}
+	m.registry.MustRegister(m.OpenStreams, m.FanoutSeconds, m.BusResubscribes, m.Resyncs, m.SlowClients,
+		m.SnapshotRequests, m.HTTPDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}

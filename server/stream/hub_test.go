@@ -1,0 +1,245 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/bus"
+	"github.com/switchyard/switchyard/server/core"
+)
+
+// fakeSource is an in-memory Source: the committed state the hub re-reads.
+type fakeSource struct {
+	mu    sync.Mutex
+	flags map[uuid.UUID]map[string]eval.Flag
+	log   []core.Change
+}
+
+func newFakeSource() *fakeSource { return &fakeSource{flags: map[uuid.UUID]map[string]eval.Flag{}} }
+
+// commit stores a flag version, as a transaction would, and logs it.
+func (f *fakeSource) commit(env uuid.UUID, key string, version int64) bus.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.flags[env] == nil {
+		f.flags[env] = map[string]eval.Flag{}
+	}
+	f.flags[env][key] = eval.Flag{Key: key, EnvironmentID: env.String(), IsEnabled: true, Version: version}
+	e := bus.Event{Op: bus.OpUpsert, EnvID: env, Key: key, Version: version}
+	f.log = append(f.log, core.Change{Seq: int64(len(f.log) + 1), Event: e})
+	return e
+}
+
+func (f *fakeSource) SDKFlags(_ context.Context, env uuid.UUID) ([]eval.Flag, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []eval.Flag
+	for _, fl := range f.flags[env] {
+		out = append(out, fl)
+	}
+	return out, nil
+}
+
+func (f *fakeSource) SDKFlag(_ context.Context, env uuid.UUID, key string) (eval.Flag, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl, ok := f.flags[env][key]
+	return fl, ok, nil
+}
+
+func (f *fakeSource) LatestChangeSeq(context.Context) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return int64(len(f.log)), nil
+}
+
+func (f *fakeSource) ChangesSince(_ context.Context, seq int64, limit int32) ([]core.Change, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if seq >= int64(len(f.log)) {
+		return nil, nil
+	}
+	out := f.log[seq:]
+	if len(out) > int(limit) {
+		out = out[:limit]
+	}
+	return append([]core.Change(nil), out...), nil
+}
+
+func (f *fakeSource) PruneChangeLog(context.Context) (int64, error) { return 0, nil }
+
+func startHub(t *testing.T, src Source, cfg Config) *Hub {
+	t.Helper()
+	h := New(src, cfg)
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+// versionOf reads the flag version out of an UPSERT frame.
+func versionOf(t *testing.T, frame []byte) int64 {
+	t.Helper()
+	data := strings.TrimPrefix(strings.SplitN(string(frame), "\n", 3)[1], "data: ")
+	var u struct {
+		Flag struct {
+			Version int64 `json:"version"`
+		} `json:"flag"`
+	}
+	if err := json.Unmarshal([]byte(data), &u); err != nil {
+		t.Fatalf("frame %q: %v", frame, err)
+	}
+	return u.Flag.Version
+}
+
+func recv(t *testing.T, s *Subscriber) []byte {
+	t.Helper()
+	select {
+	case f := <-s.Updates():
+		return f
+	case <-s.Done():
+		t.Fatal("stream ended")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update")
+	}
+	return nil
+}
+
+func TestBootstrapThenLive(t *testing.T) {
+	src := newFakeSource()
+	env := uuid.New()
+	src.commit(env, "b", 1)
+	src.commit(env, "a", 3)
+	h := startHub(t, src, Config{PollInterval: time.Hour})
+	s, boot, n, err := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || strings.Index(string(boot), `"key":"a"`) > strings.Index(string(boot), `"key":"b"`) {
+		t.Fatalf("bootstrap of %d flags = %s, want a then b", n, boot)
+	}
+	h.Notify(src.commit(env, "a", 4))
+	if v := versionOf(t, recv(t, s)); v != 4 {
+		t.Errorf("live update version %d, want 4", v)
+	}
+	// A duplicate (the bus and the change log both deliver) sends nothing.
+	h.Notify(bus.Event{Op: bus.OpUpsert, EnvID: env, Key: "a", Version: 4})
+	h.Notify(src.commit(env, "b", 2))
+	if v := versionOf(t, recv(t, s)); v != 2 {
+		t.Errorf("after a duplicate the next update is version %d, want b@2", v)
+	}
+}
+
+// The change log delivers what the bus lost.
+func TestChangeLogPollDeliversMissedChanges(t *testing.T) {
+	src := newFakeSource()
+	env := uuid.New()
+	h := startHub(t, src, Config{PollInterval: 10 * time.Millisecond})
+	s, _, _, err := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.commit(env, "lost-on-the-bus", 1) // never Notify-ed
+	if v := versionOf(t, recv(t, s)); v != 1 {
+		t.Errorf("polled update version %d, want 1", v)
+	}
+}
+
+// A reader that falls behind is cut off; the others keep receiving.
+func TestSlowReaderIsCutOff(t *testing.T) {
+	src := newFakeSource()
+	env := uuid.New()
+	h := startHub(t, src, Config{PollInterval: time.Hour, QueueSize: 4})
+	slow, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	fast, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	for v := int64(1); v <= 10; v++ {
+		h.Notify(src.commit(env, "k", v))
+		if got := versionOf(t, recv(t, fast)); got != v {
+			t.Fatalf("fast reader got version %d, want %d", got, v)
+		}
+	}
+	select {
+	case <-slow.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slow reader was not cut off")
+	}
+}
+
+func TestRevocationAndResyncEndStreams(t *testing.T) {
+	src := newFakeSource()
+	env := uuid.New()
+	h := startHub(t, src, Config{PollInterval: time.Hour})
+	keyed, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 42)
+	other, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 7)
+	h.Notify(bus.Event{Op: bus.OpRevoke, EnvID: env, Key: "42"})
+	select {
+	case <-keyed.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("revoking key 42 did not end its stream")
+	}
+	select {
+	case <-other.Done():
+		t.Fatal("revoking key 42 ended another key's stream")
+	default:
+	}
+	h.Notify(bus.Event{Op: bus.OpResync})
+	select {
+	case <-other.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a resync did not end the stream")
+	}
+}
+
+// A flag deleted and created again goes back to version 1; clients keep the
+// highest version, so they get a DELETE first. Here the delete's
+// notification arrives after the new flag has committed.
+func TestRecreatedFlagIsDeletedFirst(t *testing.T) {
+	src := newFakeSource()
+	env := uuid.New()
+	src.commit(env, "k", 5)
+	h := startHub(t, src, Config{PollInterval: time.Hour})
+	s, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	src.commit(env, "k", 1) // deleted and created again, both committed
+	h.Notify(bus.Event{Op: bus.OpDelete, EnvID: env, Key: "k"})
+	if f := recv(t, s); !strings.Contains(string(f), `"type":"DELETE"`) {
+		t.Fatalf("first frame %q, want a DELETE", f)
+	}
+	if v := versionOf(t, recv(t, s)); v != 1 {
+		t.Errorf("then version %d, want 1", v)
+	}
+}
+
+func TestSnapshotIsMemoisedUntilAChange(t *testing.T) {
+	src := newFakeSource()
+	env := uuid.New()
+	src.commit(env, "k", 1)
+	h := startHub(t, src, Config{PollInterval: time.Hour})
+	a, _ := h.Snapshot(context.Background(), env)
+	b, _ := h.Snapshot(context.Background(), env)
+	if a != b {
+		t.Error("two snapshots without a change were encoded twice")
+	}
+	h.Notify(src.commit(env, "k", 2))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, _ := h.Snapshot(context.Background(), env)
+		if c.ETag != a.ETag {
+			if !strings.Contains(string(c.Body), `"version":2`) {
+				t.Errorf("new snapshot %s lacks version 2", c.Body)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the snapshot did not change")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
