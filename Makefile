@@ -17,7 +17,7 @@ SQLC ?= go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 REDOCLY ?= npx --yes @redocly/cli@2.77.0
 
 # Fuzz targets as package:FuzzName, e.g. ./sdkgo/eval:FuzzEvaluate; each runs FUZZTIME.
-FUZZ_TARGETS ?=
+FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch
 FUZZTIME ?= 20s
 
 .PHONY: help generate check-generated vet-sql build services run test test-short \
@@ -89,3 +89,13 @@ migration: ## Create the next migrations/000NN_NAME.sql (make migration NAME=add
 	echo "created $$file"
 
 ci: check-generated tidy-check lint lint-api test ## Everything CI checks
+
+.PHONY: bench-eval vectors
+
+bench-eval: ## Benchmark sdkgo/eval against LaunchDarkly's evaluator, side by side (bench/evalpeers)
+	@mkdir -p bin
+	cd bench/evalpeers && GOFLAGS=-mod=mod go test -run '^$$' -bench . -benchmem -count 10 . | tee ../../bin/bench-eval.txt
+	cd bench/evalpeers && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da -col /evaluator ../../bin/bench-eval.txt
+
+vectors: ## Regenerate sdkgo/testdata/vectors with the independent MurmurHash3 of sdkgo/testdata/gen (Node)
+	cd sdkgo/testdata/gen && npm ci --no-audit --no-fund && node generate.js

@@ -75,6 +75,9 @@ type compiledPrereq struct {
 	required    any
 }
 
+// unmatchable stands for a required_value that is not valid JSON: jsonEqual never matches it.
+type unmatchable struct{}
+
 type compiledVariant struct {
 	weight uint64
 	value  any
@@ -133,11 +136,13 @@ func compile(f Flag) *compiledFlag {
 	c.prereqs = make([]compiledPrereq, len(f.Prerequisites))
 	for i, p := range f.Prerequisites {
 		cp := compiledPrereq{flagKey: p.FlagKey}
-		// An absent required_value (nil) only requires the prerequisite to be enabled; a JSON
-		// null requires the value null.
-		if p.RequiredValue != nil {
+		// An absent required_value only requires the prerequisite to be enabled; a JSON null
+		// requires the value null. Malformed JSON requires a value no evaluation returns.
+		if len(p.RequiredValue) > 0 {
 			cp.hasRequired = true
-			cp.required = decodeValue(p.RequiredValue, FlagTypeJSON)
+			if err := json.Unmarshal(p.RequiredValue, &cp.required); err != nil {
+				cp.required = unmatchable{}
+			}
 		}
 		c.prereqs[i] = cp
 	}

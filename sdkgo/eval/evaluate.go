@@ -95,11 +95,15 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 	// Spec, Evaluation rules step 2: prerequisites first, recursively, before is_enabled,
 	// rules and rollout.
 	for i, p := range n.links {
+		if depth >= maxPrerequisiteDepth {
+			// This would be hop maxPrerequisiteDepth+1, whatever it names.
+			return n.disabled(ReasonPrerequisiteFailed), true
+		}
 		if p == nil {
 			// A prerequisite naming a flag that does not exist is unsatisfied.
 			return n.disabled(ReasonPrerequisiteFailed), false
 		}
-		if depth >= maxPrerequisiteDepth || onPath(path[:depth+1], p) {
+		if onPath(path[:depth+1], p) {
 			return n.disabled(ReasonPrerequisiteFailed), true
 		}
 		path[depth+1] = p

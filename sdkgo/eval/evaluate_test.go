@@ -183,6 +183,28 @@ func TestEvaluateReasons(t *testing.T) {
 			want: eval.Result{Value: false, Reason: eval.ReasonPrerequisiteFailed, RuleIndex: -1, VariantIndex: -1},
 		},
 		{
+			name: "malformed required_value (invalid data) is never met",
+			flags: []eval.Flag{
+				{Key: "p", FlagType: eval.FlagTypeString},
+				with(boolFlag("f"), func(f *eval.Flag) {
+					f.Prerequisites = []eval.Prerequisite{{FlagKey: "p", RequiredValue: raw(`{"a":`)}}
+				}),
+			},
+			key:  "f",
+			want: eval.Result{Value: false, Reason: eval.ReasonPrerequisiteFailed, RuleIndex: -1, VariantIndex: -1},
+		},
+		{
+			name: "empty required_value counts as absent",
+			flags: []eval.Flag{
+				boolFlag("p"),
+				with(boolFlag("f"), func(f *eval.Flag) {
+					f.Prerequisites = []eval.Prerequisite{{FlagKey: "p", RequiredValue: json.RawMessage{}}}
+				}),
+			},
+			key:  "f",
+			want: eval.Result{Value: true, Reason: eval.ReasonDefault, RuleIndex: -1, VariantIndex: -1},
+		},
+		{
 			name:  "value of the wrong type (invalid data) evaluates as null",
 			flags: []eval.Flag{{Key: "f", IsEnabled: true, FlagType: eval.FlagTypeString, DefaultValue: raw(`42`)}},
 			key:   "f",
@@ -252,6 +274,13 @@ func TestPrerequisiteDepth(t *testing.T) {
 		{"11 hops requiring false", 11, raw(`false`), eval.ReasonPrerequisiteFailed},
 		{"30 hops", 30, nil, eval.ReasonPrerequisiteFailed},
 	}
+	t.Run("11th hop naming a missing flag", func(t *testing.T) {
+		flags := chain(10, nil)
+		flags[10].Prerequisites = []eval.Prerequisite{{FlagKey: "missing", RequiredValue: raw(`false`)}}
+		if got := eval.Compile(flags).Evaluate("c0", "u", nil).Reason; got != eval.ReasonPrerequisiteFailed {
+			t.Errorf("Evaluate(c0): reason %s, want PREREQUISITE_FAILED", got)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := eval.Compile(chain(tt.hops, tt.required)).Evaluate("c0", "u", nil)

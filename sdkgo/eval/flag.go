@@ -65,10 +65,12 @@ type Flag struct {
 	UpdatedAt         time.Time       `json:"updated_at"`
 }
 
-// Rule is a targeting rule (spec, TargetingRule). SegmentKey is carried for completeness but
-// ignored by the evaluator: the server expands segments before flags reach an SDK.
+// Rule is a targeting rule (spec, TargetingRule). SegmentKey is carried for the API's
+// unexpanded flags but ignored by the evaluator: the server expands segments before flags
+// reach an SDK. An empty attribute or operator is left out when encoding, as a rule that only
+// references a segment has neither.
 type Rule struct {
-	Attribute  string   `json:"attribute"`
+	Attribute  string   `json:"attribute,omitempty"`
 	Operator   Operator `json:"operator,omitempty"`
 	Values     []string `json:"values"`
 	SegmentKey *string  `json:"segment_key,omitempty"`

@@ -128,3 +128,26 @@ func TestFlagJSONDefaults(t *testing.T) {
 		t.Errorf("encoded zero flag mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestSegmentRuleJSON checks the API's unexpanded form: a rule that only references a segment
+// encodes without attribute and operator.
+func TestSegmentRuleJSON(t *testing.T) {
+	var r eval.Rule
+	if err := json.Unmarshal([]byte(`{"segment_key": "beta", "variant": "new"}`), &r); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	out, err := json.Marshal(eval.Flag{Key: "k", Rules: []eval.Rule{r}})
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	var got struct {
+		Rules []map[string]any `json:"rules"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("decode output: %v", err)
+	}
+	want := []map[string]any{{"values": []any{}, "segment_key": "beta", "variant": "new"}}
+	if diff := cmp.Diff(want, got.Rules); diff != "" {
+		t.Errorf("segment rule JSON mismatch (-want +got):\n%s", diff)
+	}
+}
