@@ -23,6 +23,15 @@ type AuditEntry struct {
 	CreatedAt     time.Time
 }
 
+type ChangeLog struct {
+	Seq           int64
+	EnvironmentID uuid.UUID
+	Kind          string
+	Key           string
+	Version       int64
+	CreatedAt     time.Time
+}
+
 type ChangeRequest struct {
 	ID                int64
 	EnvironmentID     uuid.UUID
