@@ -17,7 +17,7 @@ SQLC ?= go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 REDOCLY ?= npx --yes @redocly/cli@2.77.0
 
 # Fuzz targets as package:FuzzName, e.g. ./sdkgo/eval:FuzzEvaluate; each runs FUZZTIME.
-FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch
+FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch
 FUZZTIME ?= 20s
 
 .PHONY: help generate check-generated vet-sql build services run test test-short \
@@ -99,3 +99,20 @@ bench-eval: ## Benchmark sdkgo/eval against LaunchDarkly's evaluator, side by si
 
 vectors: ## Regenerate sdkgo/testdata/vectors with the independent MurmurHash3 of sdkgo/testdata/gen (Node)
 	cd sdkgo/testdata/gen && npm ci --no-audit --no-fund && node generate.js
+
+.PHONY: bench-ingest
+
+BENCH_INGEST_FLAGS ?=
+
+bench-ingest: ## Measure impression ingest (raw COPY vs HTTP) and the measurement queries (bench/ingest; BENCH_INGEST_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/ingest && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_INGEST_FLAGS) | tee ../../bin/bench-ingest.txt
+
+.PHONY: bench-stream
+
+BENCH_STREAM_FLAGS ?=
+
+bench-stream: ## Measure streaming (10,000 SSE clients, 1 and 2 instances) and /flags/snapshot against bare Go baselines (bench/stream; run as root or raise ulimit -n; BENCH_STREAM_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/stream && { (( $$(ulimit -n) >= 16384 )) || ulimit -n 65536 2>/dev/null || echo "warning: ulimit -n is $$(ulimit -n), below the 16384 that 10,000 clients need: run as root or raise it" >&2; } && \
+		go run . -clients 10000 $(BENCH_STREAM_FLAGS) | tee ../../bin/bench-stream.txt

@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -33,6 +34,121 @@ func (q *Queries) InsertChangeRequest(ctx context.Context, arg InsertChangeReque
 		arg.Patch,
 		arg.RequestedBy,
 		arg.RequestedByUserID,
+	)
+	var i ChangeRequest
+	err := row.Scan(
+		&i.ID,
+		&i.EnvironmentID,
+		&i.FlagKey,
+		&i.Patch,
+		&i.RequestedBy,
+		&i.RequestedByUserID,
+		&i.Status,
+		&i.ReviewedBy,
+		&i.Reason,
+		&i.CreatedAt,
+		&i.ReviewedAt,
+	)
+	return i, err
+}
+
+const listChangeRequests = `-- name: ListChangeRequests :many
+SELECT id, environment_id, flag_key, patch, requested_by, requested_by_user_id, status, reviewed_by, reason, created_at, reviewed_at FROM change_requests
+WHERE environment_id = $1
+  AND ($2::text IS NULL OR status = $2::text)
+ORDER BY id DESC
+`
+
+type ListChangeRequestsParams struct {
+	EnvironmentID uuid.UUID
+	Status        *string
+}
+
+// Newest first; status NULL lists every status.
+func (q *Queries) ListChangeRequests(ctx context.Context, arg ListChangeRequestsParams) ([]ChangeRequest, error) {
+	rows, err := q.db.Query(ctx, listChangeRequests, arg.EnvironmentID, arg.Status)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChangeRequest{}
+	for rows.Next() {
+		var i ChangeRequest
+		if err := rows.Scan(
+			&i.ID,
+			&i.EnvironmentID,
+			&i.FlagKey,
+			&i.Patch,
+			&i.RequestedBy,
+			&i.RequestedByUserID,
+			&i.Status,
+			&i.ReviewedBy,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.ReviewedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockChangeRequest = `-- name: LockChangeRequest :one
+SELECT id, environment_id, flag_key, patch, requested_by, requested_by_user_id, status, reviewed_by, reason, created_at, reviewed_at FROM change_requests WHERE environment_id = $1 AND id = $2 FOR UPDATE
+`
+
+type LockChangeRequestParams struct {
+	EnvironmentID uuid.UUID
+	ID            int64
+}
+
+// Reviews lock the request first, so two reviewers clicking at once
+// serialise and the second sees it no longer pending.
+func (q *Queries) LockChangeRequest(ctx context.Context, arg LockChangeRequestParams) (ChangeRequest, error) {
+	row := q.db.QueryRow(ctx, lockChangeRequest, arg.EnvironmentID, arg.ID)
+	var i ChangeRequest
+	err := row.Scan(
+		&i.ID,
+		&i.EnvironmentID,
+		&i.FlagKey,
+		&i.Patch,
+		&i.RequestedBy,
+		&i.RequestedByUserID,
+		&i.Status,
+		&i.ReviewedBy,
+		&i.Reason,
+		&i.CreatedAt,
+		&i.ReviewedAt,
+	)
+	return i, err
+}
+
+const setChangeRequestStatus = `-- name: SetChangeRequestStatus :one
+UPDATE change_requests
+SET status = $1, reviewed_by = $2, reviewed_at = $3, reason = $4
+WHERE id = $5
+RETURNING id, environment_id, flag_key, patch, requested_by, requested_by_user_id, status, reviewed_by, reason, created_at, reviewed_at
+`
+
+type SetChangeRequestStatusParams struct {
+	Status     string
+	ReviewedBy *string
+	ReviewedAt *time.Time
+	Reason     *string
+	ID         int64
+}
+
+func (q *Queries) SetChangeRequestStatus(ctx context.Context, arg SetChangeRequestStatusParams) (ChangeRequest, error) {
+	row := q.db.QueryRow(ctx, setChangeRequestStatus,
+		arg.Status,
+		arg.ReviewedBy,
+		arg.ReviewedAt,
+		arg.Reason,
+		arg.ID,
 	)
 	var i ChangeRequest
 	err := row.Scan(

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type AuditEntry struct {
@@ -124,6 +125,21 @@ type GoalEvent struct {
 	ReceivedAt    time.Time
 }
 
+type GoalEventKey struct {
+	EnvironmentID uuid.UUID
+	EventKey      string
+	Total         int64
+	UniqueUsers   int64
+	LastSeen      time.Time
+}
+
+type GoalEventUser struct {
+	EnvironmentID uuid.UUID
+	EventKey      string
+	UserID        string
+	LastAt        time.Time
+}
+
 type Impression struct {
 	ID            int64
 	EnvironmentID uuid.UUID
@@ -134,11 +150,58 @@ type Impression struct {
 	EvaluatedAt   time.Time
 }
 
+type ImpressionDaily struct {
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	Day           pgtype.Date
+	Value         string
+	Impressions   int64
+	LastSeen      time.Time
+}
+
+type ImpressionExposure struct {
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	UserID        string
+	Value         string
+	FirstAt       time.Time
+}
+
+type ImpressionFlagUser struct {
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	Users         int64
+}
+
+type ImpressionVariantUser struct {
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	Value         string
+	UserID        string
+	FirstAt       time.Time
+}
+
 type LoginAttempt struct {
 	Email           string
 	Failures        int32
 	WindowStartedAt time.Time
 	LockedUntil     *time.Time
+}
+
+type NotificationOutbox struct {
+	ID            uuid.UUID
+	EnvironmentID uuid.UUID
+	WebhookID     *uuid.UUID
+	IntegrationID *uuid.UUID
+	Event         string
+	FlagKey       string
+	Actor         string
+	Data          json.RawMessage
+	Flag          json.RawMessage
+	OccurredAt    time.Time
+	Attempts      int32
+	NextAttemptAt time.Time
+	LockedUntil   *time.Time
 }
 
 type PersonalAccessToken struct {

@@ -53,12 +53,16 @@ func Run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 // App is a started but not yet serving Switchyard instance. Tests use it to
 // learn the bound address before serving.
 type App struct {
+	workers  workers
 	cfg      config.Config
 	logger   *slog.Logger
 	pool     *pgxpool.Pool
 	listener net.Listener
 	server   *http.Server
 	rt       *realtime
+	// retention purges expired impressions and goal events until its
+	// context ends (server/core/retention.go).
+	retention func(context.Context)
 }
 
 // Option adjusts an App; tests use them.
@@ -67,6 +71,7 @@ type Option func(*options)
 type options struct {
 	now func() time.Time
 	realtimeOptions
+	governance
 }
 
 // WithClock makes the App read the time from now instead of time.Now, so
@@ -118,7 +123,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			rt.close()
 		}
 	}()
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus})
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus, NotifyBackoff: o.notifyBackoff})
 	if err := svc.Seed(startCtx, core.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,
@@ -143,11 +148,15 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr(), err)
 	}
 	return &App{
+		workers:  o.workers(svc, logger),
 		cfg:      cfg,
 		logger:   logger,
 		pool:     pool,
 		listener: ln,
 		rt:       rt,
+		retention: func(ctx context.Context) {
+			svc.RunRetention(ctx, core.RetentionConfig{Days: cfg.RetentionDays})
+		},
 		server: &http.Server{
 			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -165,6 +174,12 @@ func (a *App) Addr() string { return a.listener.Addr().String() }
 // requests finish (up to 10 s), closes the pool and returns nil.
 func (a *App) Serve(ctx context.Context) error {
 	defer a.pool.Close()
+	stopWorkers := a.workers.start(ctx)
+	defer stopWorkers() // before the pool closes: deferred calls run last-in first-out
+	retentionCtx, stopRetention := context.WithCancel(ctx)
+	retentionDone := make(chan struct{})
+	go func() { defer close(retentionDone); a.retention(retentionCtx) }()
+	defer func() { stopRetention(); <-retentionDone }() // also before the pool closes
 	// Streams never end on their own: Shutdown waits for handlers, so the
 	// hub must end them (STYLE §6).
 	a.server.RegisterOnShutdown(a.rt.hub.Close)

@@ -65,6 +65,9 @@ type Config struct {
 	AdminName string
 	// WorkspaceName (WORKSPACE_NAME) names the workspace created on first boot.
 	WorkspaceName string
+	// RetentionDays (RETENTION_DAYS) is how many days of impressions and goal
+	// events are kept; older ones are purged in the background.
+	RetentionDays int
 }
 
 // FromEnv reads the configuration through lookup, which behaves like
@@ -119,6 +122,9 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.LogLevel, err = ParseLogLevel(get("RUST_LOG", "info")); err != nil {
 		errs = append(errs, fmt.Errorf("RUST_LOG: %w", err))
+	}
+	if c.RetentionDays, err = parseRetentionDays(get("RETENTION_DAYS", "90")); err != nil {
+		errs = append(errs, fmt.Errorf("RETENTION_DAYS: %w", err))
 	}
 
 	if len(errs) > 0 {
@@ -217,6 +223,19 @@ func parsePort(s string) (int, error) {
 	}
 	if n < 0 || n > 65535 {
 		return 0, fmt.Errorf("invalid value %q: want 1 to 65535 (or 0 for any free port)", s)
+	}
+	return n, nil
+}
+
+// parseRetentionDays reads RETENTION_DAYS: a whole number of days, at least 1
+// and at most 100 years.
+func parseRetentionDays(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("invalid value %q: not an integer", s)
+	}
+	if n < 1 || n > 36500 {
+		return 0, fmt.Errorf("invalid value %q: want 1 to 36500 days", s)
 	}
 	return n, nil
 }

@@ -38,6 +38,7 @@ func defaults() config.Config {
 		AdminPassword:    "",
 		AdminName:        "Admin",
 		WorkspaceName:    "Switchyard",
+		RetentionDays:    90,
 	}
 }
 
@@ -147,6 +148,11 @@ func TestFromEnv(t *testing.T) {
 			want: func(c *config.Config) { c.DBMaxConnections = 1 },
 		},
 		{
+			name: "RETENTION_DAYS",
+			env:  map[string]string{"RETENTION_DAYS": "7"},
+			want: func(c *config.Config) { c.RetentionDays = 7 },
+		},
+		{
 			name: "RUST_LOG debug",
 			env:  map[string]string{"RUST_LOG": "debug"},
 			want: func(c *config.Config) { c.LogLevel = slog.LevelDebug },
@@ -194,6 +200,8 @@ func TestFromEnvErrors(t *testing.T) {
 		{name: "DB_MAX_CONNECTIONS negative", env: map[string]string{"DB_MAX_CONNECTIONS": "-5"}, want: []string{"DB_MAX_CONNECTIONS"}},
 		{name: "DB_MAX_CONNECTIONS not a number", env: map[string]string{"DB_MAX_CONNECTIONS": "ten"}, want: []string{"DB_MAX_CONNECTIONS"}},
 		{name: "DB_MAX_CONNECTIONS overflow", env: map[string]string{"DB_MAX_CONNECTIONS": "3000000000"}, want: []string{"DB_MAX_CONNECTIONS", "out of range"}},
+		{name: "RETENTION_DAYS zero", env: map[string]string{"RETENTION_DAYS": "0"}, want: []string{"RETENTION_DAYS", `"0"`}},
+		{name: "RETENTION_DAYS not a number", env: map[string]string{"RETENTION_DAYS": "ninety"}, want: []string{"RETENTION_DAYS", "not an integer"}},
 		{name: "RUST_LOG unknown", env: map[string]string{"RUST_LOG": "verbose"}, want: []string{"RUST_LOG", `"verbose"`}},
 		{name: "RUST_LOG module without level", env: map[string]string{"RUST_LOG": "switchyard"}, want: []string{"RUST_LOG"}},
 		{

@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
+	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -80,7 +81,11 @@ func (s *Service) PutFlag(ctx context.Context, p *auth.Principal, envID uuid.UUI
 		if err := validateFlag(ctx, q, env.ID, in); err != nil {
 			return eval.Flag{}, err
 		}
-		return s.storeFlag(ctx, q, env, in, p.Actor(), actionCreate, actionReplace, map[string]any{"source": SourceAPI})
+		out, err := s.storeFlag(ctx, q, env, in, p.Actor(), actionCreate, actionReplace, map[string]any{"source": SourceAPI})
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		return out, enqueue(ctx, q, env.ID, notify.EventFlagCreated, out.Key, p.Actor(), out, &out)
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)
@@ -169,10 +174,13 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 			if err != nil {
 				return PatchResult{}, fmt.Errorf("open change request: %w", err)
 			}
-			return PatchResult{ChangeRequest: &cr}, nil
+			return PatchResult{ChangeRequest: &cr}, enqueue(ctx, q, env.ID, notify.EventChangeRequestOpened, key, p.Actor(), changeRequestData(cr), &current)
 		}
 		after, err := writeFlag(ctx, q, row.ID, current, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
-		return PatchResult{Flag: &after}, err
+		if err != nil {
+			return PatchResult{}, err
+		}
+		return PatchResult{Flag: &after}, enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after)
 	})
 	if err != nil {
 		return PatchResult{}, store.AdaptError(err)
@@ -270,6 +278,9 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		if err := q.DeleteFlag(ctx, row.ID); err != nil {
 			return fmt.Errorf("delete flag: %w", err)
 		}
+		if err := enqueue(ctx, q, env.ID, notify.EventFlagDeleted, key, p.Actor(), before, &before); err != nil {
+			return err
+		}
 		return audit(ctx, q, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
@@ -312,6 +323,9 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 			return eval.Flag{}, err
 		}
 		changed = true
+		if err := enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after); err != nil {
+			return eval.Flag{}, err
+		}
 		return after, audit(ctx, q, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
@@ -361,7 +375,12 @@ func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid
 			return eval.Flag{}, err
 		}
 		meta := map[string]any{"source": SourceAPI, "source_environment_id": src.ID.String()}
-		return s.storeFlag(ctx, q, dst, f, p.Actor(), actionPromote, actionPromote, meta)
+		out, err := s.storeFlag(ctx, q, dst, f, p.Actor(), actionPromote, actionPromote, meta)
+		if err != nil {
+			return eval.Flag{}, err
+		}
+		// decisions.md: flag.promoted is notified to the target environment.
+		return out, enqueue(ctx, q, dst.ID, notify.EventFlagPromoted, out.Key, p.Actor(), out, &out)
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)

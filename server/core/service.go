@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
+	"github.com/switchyard/switchyard/server/notify"
 )
 
 // Service runs Switchyard's business operations against the database.
@@ -18,6 +19,8 @@ type Service struct {
 	legacySDKKey string
 	sealer       *auth.Sealer
 	bus          bus.Publisher
+	notifier     *notify.Client
+	backoff      []time.Duration
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -27,11 +30,22 @@ type Config struct {
 	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
 	Sealer       *auth.Sealer     // seals session cookies; required for sessions
 	Bus          bus.Publisher    // where committed changes are announced; none when nil
+	Notifier     *notify.Client   // sends webhooks and chat alerts; a default client when nil
+	// NotifyBackoff is the wait before each retry of a failed webhook or chat
+	// delivery; notify.DefaultBackoff (1 s, 5 s, 15 s) when nil. Tests shorten it.
+	NotifyBackoff []time.Duration
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus,
+		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff}
+	if s.notifier == nil {
+		s.notifier = notify.NewClient(notify.Config{})
+	}
+	if s.backoff == nil {
+		s.backoff = notify.DefaultBackoff
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

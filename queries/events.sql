@@ -1,0 +1,83 @@
+-- Goal events: raw rows (COPY at ingest) and the rollups of
+-- migrations/00003_measurement.sql, maintained in the same transaction.
+
+-- name: CopyGoalEvents :copyfrom
+INSERT INTO goal_events (environment_id, event_key, user_id, value, context, occurred_at, received_at)
+VALUES (@environment_id, @event_key, @user_id, @value, @context, @occurred_at, @received_at);
+
+-- name: RollUpGoalEvents :exec
+-- One batch's rollups. The key arrays hold every row; the user arrays only
+-- rows with a user_id. Rows are upserted in primary-key order so that
+-- concurrent batches cannot deadlock.
+WITH batch AS (
+    -- Set-returning functions in one select list advance in lockstep.
+    SELECT unnest(@event_keys::text[]) AS event_key, unnest(@occurred_ats::timestamptz[]) AS at
+), batch_users AS (
+    SELECT unnest(@user_event_keys::text[]) AS event_key,
+           unnest(@user_ids::text[]) AS user_id,
+           unnest(@user_ats::timestamptz[]) AS at
+), users AS (
+    INSERT INTO goal_event_users AS g (environment_id, event_key, user_id, last_at)
+    SELECT @environment_id::uuid, u.event_key, u.user_id, max(u.at)
+    FROM batch_users u
+    GROUP BY u.event_key, u.user_id
+    ORDER BY u.event_key, u.user_id
+    ON CONFLICT (environment_id, event_key, user_id) DO UPDATE
+    SET last_at = excluded.last_at
+    WHERE excluded.last_at > g.last_at
+    -- xmax is 0 exactly for rows this statement inserted (not updated).
+    RETURNING g.event_key, (g.xmax = 0) AS inserted
+), new_users AS (
+    SELECT event_key, count(*) AS n FROM users WHERE inserted GROUP BY event_key
+)
+INSERT INTO goal_event_keys AS k (environment_id, event_key, total, unique_users, last_seen)
+SELECT @environment_id::uuid, b.event_key, count(*), coalesce(max(n.n), 0), max(b.at)
+FROM batch b
+LEFT JOIN new_users n ON n.event_key = b.event_key
+GROUP BY b.event_key
+ORDER BY b.event_key
+ON CONFLICT (environment_id, event_key) DO UPDATE
+SET total = k.total + excluded.total,
+    unique_users = k.unique_users + excluded.unique_users,
+    last_seen = greatest(k.last_seen, excluded.last_seen);
+
+-- name: ListEventKeys :many
+SELECT event_key, total, unique_users, last_seen FROM goal_event_keys
+WHERE environment_id = @environment_id AND total > 0
+ORDER BY event_key;
+
+-- name: DeleteExpiredGoalEvents :one
+-- A batch of goal events older than the cutoff, with their keys' totals.
+WITH deleted AS (
+    DELETE FROM goal_events
+    WHERE id IN (SELECT x.id FROM goal_events x WHERE x.occurred_at < @cutoff LIMIT @batch_size)
+    RETURNING environment_id, event_key
+), per_key AS (
+    SELECT environment_id, event_key, count(*) AS n FROM deleted GROUP BY environment_id, event_key
+), counted AS (
+    UPDATE goal_event_keys k SET total = k.total - p.n
+    FROM per_key p
+    WHERE k.environment_id = p.environment_id AND k.event_key = p.event_key
+)
+SELECT coalesce(sum(n), 0)::bigint FROM per_key;
+
+-- name: DeleteExpiredGoalEventUsers :one
+-- Users whose latest event of a key is older than the cutoff have no event of
+-- it left: they leave the key's distinct users.
+WITH deleted AS (
+    DELETE FROM goal_event_users
+    WHERE (environment_id, event_key, user_id) IN (
+        SELECT x.environment_id, x.event_key, x.user_id FROM goal_event_users x
+        WHERE x.last_at < @cutoff LIMIT @batch_size)
+    RETURNING environment_id, event_key
+), per_key AS (
+    SELECT environment_id, event_key, count(*) AS n FROM deleted GROUP BY environment_id, event_key
+), counted AS (
+    UPDATE goal_event_keys k SET unique_users = k.unique_users - p.n
+    FROM per_key p
+    WHERE k.environment_id = p.environment_id AND k.event_key = p.event_key
+)
+SELECT coalesce(sum(n), 0)::bigint FROM per_key;
+
+-- name: DeleteEmptyEventKeys :execrows
+DELETE FROM goal_event_keys WHERE total <= 0;

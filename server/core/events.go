@@ -1,0 +1,81 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+// GoalEventInput is one reported goal event (spec, Goal event).
+type GoalEventInput struct {
+	EventKey   string
+	UserID     *string
+	Value      *float64
+	Context    json.RawMessage
+	OccurredAt *time.Time // defaults to the receive time; later times are clamped to it
+}
+
+// IngestEvents stores a batch of goal events with one COPY and updates the
+// event-key rollups in the same transaction. Spec, Goal event: rows with an
+// empty or over-long event_key are skipped; occurred_at defaults to the
+// receive time and is clamped to it, so a conversion never sorts before its
+// exposure (decisions.md: a later time becomes the receive time).
+func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []GoalEventInput) error {
+	if len(items) > MaxBatchItems {
+		return ErrBatchTooLarge
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	rows := make([]db.CopyGoalEventsParams, 0, len(items))
+	roll := db.RollUpGoalEventsParams{EnvironmentID: envID}
+	for _, it := range items {
+		if it.EventKey == "" || utf8.RuneCountInString(it.EventKey) > maxKeyLen {
+			continue
+		}
+		at := now
+		if it.OccurredAt != nil && it.OccurredAt.Before(now) {
+			at = it.OccurredAt.UTC().Truncate(time.Microsecond)
+		}
+		rows = append(rows, db.CopyGoalEventsParams{
+			EnvironmentID: envID, EventKey: it.EventKey, UserID: it.UserID, Value: it.Value,
+			Context: it.Context, OccurredAt: at, ReceivedAt: now,
+		})
+		roll.EventKeys = append(roll.EventKeys, it.EventKey)
+		roll.OccurredAts = append(roll.OccurredAts, at)
+		if it.UserID != nil {
+			roll.UserEventKeys = append(roll.UserEventKeys, it.EventKey)
+			roll.UserIds = append(roll.UserIds, *it.UserID)
+			roll.UserAts = append(roll.UserAts, at)
+		}
+	}
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		if _, err := q.CopyGoalEvents(ctx, rows); err != nil {
+			return err
+		}
+		return q.RollUpGoalEvents(ctx, roll)
+	})
+	return store.AdaptError(err)
+}
+
+// ListEventKeys summarises the goal event keys of an environment, ordered
+// by key.
+func (s *Service) ListEventKeys(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.ListEventKeysRow, error) {
+	q := db.New(s.pool)
+	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+		return nil, err
+	}
+	rows, err := q.ListEventKeys(ctx, envID)
+	return rows, store.AdaptError(err)
+}

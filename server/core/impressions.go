@@ -1,0 +1,220 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/store"
+)
+
+// MaxBatchItems is the largest impression or goal-event batch (spec, Limits:
+// batch size); larger batches answer 413.
+const MaxBatchItems = 500
+
+// Impression list limits (spec, Limits; decisions.md: clamped, never rejected).
+const (
+	defaultImpressionLimit = 50
+	maxImpressionLimit     = 200
+)
+
+// Exposure timeline length in days (spec, Limits).
+const (
+	defaultExposureDays = 14
+	maxExposureDays     = 90
+)
+
+// maxKeyLen is the longest flag or event key (spec, Limits).
+const maxKeyLen = 100
+
+// ErrBatchTooLarge refuses a batch of more than MaxBatchItems items (413).
+var ErrBatchTooLarge = apperr.Ef(apperr.TooLarge, "a batch holds at most %d items", MaxBatchItems)
+
+// ImpressionInput is one reported evaluation.
+type ImpressionInput struct {
+	FlagKey     string
+	UserID      *string // nil for anonymous evaluations
+	Value       string  // the result rendered as a string (decisions.md)
+	Context     json.RawMessage
+	EvaluatedAt *time.Time // defaults to the receive time
+}
+
+// IngestImpressions stores a batch of impressions with one COPY and updates
+// the rollups in the same transaction. SDK keys of the environment and any
+// member who may read it may report (spec: "SDK key allowed, admin not
+// required").
+func (s *Service) IngestImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []ImpressionInput) error {
+	if len(items) > MaxBatchItems {
+		return ErrBatchTooLarge
+	}
+	now := s.now()
+	rows := make([]db.CopyImpressionsParams, len(items))
+	roll := db.RollUpImpressionsParams{
+		EnvironmentID: envID,
+		DailyFlagKeys: make([]string, len(items)),
+		DailyValues:   make([]string, len(items)),
+		DailyAts:      make([]time.Time, len(items)),
+	}
+	for i, it := range items {
+		at := now
+		if it.EvaluatedAt != nil {
+			at = *it.EvaluatedAt
+		}
+		// PostgreSQL keeps microseconds; the rollups must see the stored time.
+		at = at.UTC().Truncate(time.Microsecond)
+		rows[i] = db.CopyImpressionsParams{
+			EnvironmentID: envID, FlagKey: it.FlagKey, UserID: it.UserID,
+			Value: it.Value, Context: it.Context, EvaluatedAt: at,
+		}
+		roll.DailyFlagKeys[i], roll.DailyValues[i], roll.DailyAts[i] = it.FlagKey, it.Value, at
+		if it.UserID != nil {
+			roll.UserFlagKeys = append(roll.UserFlagKeys, it.FlagKey)
+			roll.UserIds = append(roll.UserIds, *it.UserID)
+			roll.UserValues = append(roll.UserValues, it.Value)
+			roll.UserAts = append(roll.UserAts, at)
+		}
+	}
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		if _, err := q.CopyImpressions(ctx, rows); err != nil {
+			return err
+		}
+		return q.RollUpImpressions(ctx, roll)
+	})
+	return store.AdaptError(err)
+}
+
+// ImpressionFilter selects impressions to list. Nil fields are not applied.
+type ImpressionFilter struct {
+	FlagKey, UserID, Value *string
+	SinceID                *int64 // rows with a greater id; Offset is then ignored
+	Limit                  *int32 // clamped to 1..200, default 50
+	Offset                 *int32 // negative counts as 0
+}
+
+// ImpressionPage is one page of impressions, newest first, and the number of
+// rows matching the filter's exact filters (ignoring SinceID).
+type ImpressionPage struct {
+	Items []db.Impression
+	Total int64
+}
+
+// ListImpressions lists an environment's impressions newest first (by id).
+func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, f ImpressionFilter) (ImpressionPage, error) {
+	params := db.ListImpressionsParams{
+		EnvironmentID: envID, FlagKey: f.FlagKey, UserID: f.UserID, Value: f.Value,
+		RowLimit: clamp(f.Limit, defaultImpressionLimit, 1, maxImpressionLimit),
+	}
+	if f.Offset != nil && *f.Offset > 0 {
+		params.RowOffset = *f.Offset
+	}
+	if f.SinceID != nil {
+		params.SinceID = *f.SinceID
+		params.RowOffset = 0 // spec: offset is ignored when since_id is set
+	}
+	page, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (ImpressionPage, error) {
+		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+			return ImpressionPage{}, err
+		}
+		items, err := q.ListImpressions(ctx, params)
+		if err != nil {
+			return ImpressionPage{}, err
+		}
+		var total int64
+		if f.UserID != nil {
+			total, err = q.CountImpressionsByUser(ctx, db.CountImpressionsByUserParams{
+				EnvironmentID: envID, FlagKey: f.FlagKey, UserID: f.UserID, Value: f.Value,
+			})
+		} else {
+			// Without a user filter the daily rollup counts the same rows
+			// without scanning them.
+			total, err = q.CountImpressionsFromDaily(ctx, db.CountImpressionsFromDailyParams{
+				EnvironmentID: envID, FlagKey: f.FlagKey, Value: f.Value,
+			})
+		}
+		return ImpressionPage{Items: items, Total: total}, err
+	})
+	return page, store.AdaptError(err)
+}
+
+// ImpressionStats returns one entry per flag key with impressions,
+// ordered by flag key.
+func (s *Service) ImpressionStats(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.ListImpressionStatsRow, error) {
+	q := db.New(s.pool)
+	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+		return nil, err
+	}
+	rows, err := q.ListImpressionStats(ctx, envID)
+	return rows, store.AdaptError(err)
+}
+
+// Exposure is the exposure breakdown of one flag (spec, Exposure result).
+type Exposure struct {
+	FlagKey          string
+	TotalImpressions int64
+	TotalUsers       int64
+	Variants         []db.ListExposureVariantsRow // ordered by value
+	Timeline         []ExposureDay                // ordered by day, then value
+}
+
+// ExposureDay is the number of impressions of one value on one UTC day.
+type ExposureDay struct {
+	Day   time.Time // midnight UTC
+	Value string
+	Count int64
+}
+
+// Exposure breaks one flag's impressions down by value, with a daily
+// timeline of the last days UTC days, today included (clamped to 1..90,
+// default 14). Days without impressions are absent from the timeline.
+func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UUID, flagKey *string, days *int32) (Exposure, error) {
+	switch {
+	case flagKey == nil || *flagKey == "":
+		return Exposure{}, apperr.Field("flag_key", "is required")
+	case len(*flagKey) > maxKeyLen:
+		return Exposure{}, apperr.Field("flag_key", "must be at most 100 characters")
+	}
+	n := clamp(days, defaultExposureDays, 1, maxExposureDays)
+	today := s.now().UTC().Truncate(24 * time.Hour)
+	first := today.AddDate(0, 0, -int(n-1))
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (Exposure, error) {
+		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+			return Exposure{}, err
+		}
+		out := Exposure{FlagKey: *flagKey, Timeline: []ExposureDay{}}
+		var err error
+		if out.Variants, err = q.ListExposureVariants(ctx, db.ListExposureVariantsParams{EnvironmentID: envID, FlagKey: *flagKey}); err != nil {
+			return Exposure{}, err
+		}
+		for _, v := range out.Variants {
+			out.TotalImpressions += v.Impressions
+		}
+		if out.TotalUsers, err = q.GetFlagUsers(ctx, db.GetFlagUsersParams{EnvironmentID: envID, FlagKey: *flagKey}); err != nil {
+			return Exposure{}, err
+		}
+		timeline, err := q.ListExposureTimeline(ctx, db.ListExposureTimelineParams{
+			EnvironmentID: envID, FlagKey: *flagKey, FirstDay: pgtype.Date{Time: first, Valid: true},
+		})
+		if err != nil {
+			return Exposure{}, err
+		}
+		for _, d := range timeline {
+			out.Timeline = append(out.Timeline, ExposureDay{Day: d.Day.Time, Value: d.Value, Count: d.Impressions})
+		}
+		return out, nil
+	})
+	return out, store.AdaptError(err)
+}
+
+// clamp (in audit.go) limits the list parameters.

@@ -1,0 +1,127 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/switchyard/switchyard/db"
+)
+
+// RetentionConfig configures the retention loop; its zero value works.
+type RetentionConfig struct {
+	Days      int           // keep this many days of impressions and goal events; 90 when 0
+	Interval  time.Duration // time between purges; 1 hour when 0
+	BatchSize int32         // rows deleted per statement; 5000 when 0
+}
+
+func (c RetentionConfig) withDefaults() RetentionConfig {
+	if c.Days <= 0 {
+		c.Days = 90
+	}
+	if c.Interval <= 0 {
+		c.Interval = time.Hour
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 5000
+	}
+	return c
+}
+
+// PurgeResult counts what one purge removed or recomputed.
+type PurgeResult struct {
+	Cutoff              time.Time
+	Impressions         int64
+	GoalEvents          int64
+	ExposuresRefreshed  int64 // first exposures recomputed or deleted
+	VariantUsersRefresh int64
+	GoalEventUsers      int64
+}
+
+// RetentionCutoff is the first instant that is kept: UTC midnight of the
+// day days days before now. Aligning the cutoff to UTC days keeps the daily
+// rollups exactly equal to the raw rows that remain.
+func RetentionCutoff(now time.Time, days int) time.Time {
+	return now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -days)
+}
+
+// PurgeExpired deletes impressions and goal events older than the retention
+// cutoff, in batches of short transactions so ingest is never blocked for
+// long, and brings the rollups in step with the rows that remain.
+func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeResult, error) {
+	cfg = cfg.withDefaults()
+	cutoff := RetentionCutoff(s.now(), cfg.Days)
+	res := PurgeResult{Cutoff: cutoff}
+	q := db.New(s.pool)
+	steps := []struct {
+		name  string
+		total *int64
+		run   func() (int64, error)
+	}{
+		{"impressions", &res.Impressions, func() (int64, error) {
+			return q.DeleteExpiredImpressions(ctx, db.DeleteExpiredImpressionsParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+		}},
+		{"first exposures", &res.ExposuresRefreshed, func() (int64, error) {
+			return q.RefreshExpiredExposures(ctx, db.RefreshExpiredExposuresParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+		}},
+		{"variant users", &res.VariantUsersRefresh, func() (int64, error) {
+			return q.RefreshExpiredVariantUsers(ctx, db.RefreshExpiredVariantUsersParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+		}},
+		{"goal events", &res.GoalEvents, func() (int64, error) {
+			return q.DeleteExpiredGoalEvents(ctx, db.DeleteExpiredGoalEventsParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+		}},
+		{"goal event users", &res.GoalEventUsers, func() (int64, error) {
+			return q.DeleteExpiredGoalEventUsers(ctx, db.DeleteExpiredGoalEventUsersParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+		}},
+	}
+	for _, step := range steps {
+		for {
+			n, err := step.run()
+			if err != nil {
+				return res, fmt.Errorf("purge %s: %w", step.name, err)
+			}
+			*step.total += n
+			// A short batch means nothing older is left (rows locked by a
+			// concurrent purge are skipped and left for the next run).
+			if n < int64(cfg.BatchSize) {
+				break
+			}
+		}
+	}
+	if _, err := q.DeleteExpiredImpressionDays(ctx, pgtype.Date{Time: cutoff, Valid: true}); err != nil {
+		return res, fmt.Errorf("purge impression days: %w", err)
+	}
+	if _, err := q.DeleteEmptyFlagUsers(ctx); err != nil {
+		return res, fmt.Errorf("purge flag user counters: %w", err)
+	}
+	if _, err := q.DeleteEmptyEventKeys(ctx); err != nil {
+		return res, fmt.Errorf("purge event keys: %w", err)
+	}
+	return res, nil
+}
+
+// RunRetention purges expired measurement data once at start and then every
+// cfg.Interval until ctx ends. Failures are logged and retried at the next
+// interval; they never stop the loop.
+func (s *Service) RunRetention(ctx context.Context, cfg RetentionConfig) {
+	cfg = cfg.withDefaults()
+	t := time.NewTicker(cfg.Interval)
+	defer t.Stop()
+	for {
+		res, err := s.PurgeExpired(ctx, cfg)
+		switch {
+		case err != nil && !errors.Is(err, context.Canceled):
+			s.logger.Error("retention purge failed", "err", err.Error())
+		case err == nil && res.Impressions+res.GoalEvents > 0:
+			s.logger.Info("retention purge", "cutoff", res.Cutoff, "impressions", res.Impressions, "goal_events", res.GoalEvents)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

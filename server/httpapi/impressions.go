@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/oapi-codegen/nullable"
+	openapi_types "github.com/oapi-codegen/runtime/types"
+
+	"github.com/switchyard/switchyard/gen/apiserver"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/core"
+)
+
+// IngestImpressions stores a batch of impressions. Batches over 500 items
+// were already refused by limitBatch before the body was decoded.
+func (h *Handlers) IngestImpressions(ctx context.Context, req apiserver.IngestImpressionsRequestObject) (apiserver.IngestImpressionsResponseObject, error) {
+	var items []core.ImpressionInput
+	if req.Body != nil {
+		items = make([]core.ImpressionInput, len(*req.Body))
+		for i, in := range *req.Body {
+			c, err := contextJSON(in.Context)
+			if err != nil {
+				return nil, err
+			}
+			items[i] = core.ImpressionInput{
+				FlagKey: in.FlagKey, UserID: nullableValue(in.UserId), Value: in.Value,
+				Context: c, EvaluatedAt: in.EvaluatedAt,
+			}
+		}
+	}
+	if err := h.core.IngestImpressions(ctx, auth.FromContext(ctx), req.EnvId, items); err != nil {
+		return nil, err
+	}
+	return apiserver.IngestImpressions204Response{}, nil
+}
+
+// ListImpressions lists impressions newest first.
+func (h *Handlers) ListImpressions(ctx context.Context, req apiserver.ListImpressionsRequestObject) (apiserver.ListImpressionsResponseObject, error) {
+	p := req.Params
+	page, err := h.core.ListImpressions(ctx, auth.FromContext(ctx), req.EnvId, core.ImpressionFilter{
+		FlagKey: p.FlagKey, UserID: p.UserId, Value: p.Value, SinceID: p.SinceId, Limit: p.Limit, Offset: p.Offset,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := apiserver.ListImpressions200JSONResponse{Items: make([]apiserver.Impression, len(page.Items)), Total: page.Total}
+	for i, im := range page.Items {
+		var c nullable.Nullable[map[string]any]
+		if len(im.Context) > 0 {
+			var m map[string]any
+			if err := json.Unmarshal(im.Context, &m); err != nil {
+				return nil, err
+			}
+			c = nullableOf(&m)
+		} else {
+			c = nullable.NewNullNullable[map[string]any]()
+		}
+		out.Items[i] = apiserver.Impression{
+			Id: im.ID, FlagKey: im.FlagKey, UserId: nullableOf(im.UserID), Value: im.Value,
+			Context: c, EvaluatedAt: im.EvaluatedAt,
+		}
+	}
+	return out, nil
+}
+
+// GetImpressionStats returns per-flag impression statistics.
+func (h *Handlers) GetImpressionStats(ctx context.Context, req apiserver.GetImpressionStatsRequestObject) (apiserver.GetImpressionStatsResponseObject, error) {
+	rows, err := h.core.ImpressionStats(ctx, auth.FromContext(ctx), req.EnvId)
+	if err != nil {
+		return nil, err
+	}
+	out := make(apiserver.GetImpressionStats200JSONResponse, len(rows))
+	for i, r := range rows {
+		out[i] = apiserver.ImpressionStats{
+			FlagKey: r.FlagKey, Total: r.Total, TrueCount: r.TrueCount, FalseCount: r.FalseCount,
+			UniqueUsers: r.UniqueUsers, LastSeen: r.LastSeen,
+		}
+	}
+	return out, nil
+}
+
+// GetExposure returns the exposure breakdown of one flag.
+func (h *Handlers) GetExposure(ctx context.Context, req apiserver.GetExposureRequestObject) (apiserver.GetExposureResponseObject, error) {
+	e, err := h.core.Exposure(ctx, auth.FromContext(ctx), req.EnvId, req.Params.FlagKey, req.Params.Days)
+	if err != nil {
+		return nil, err
+	}
+	out := apiserver.GetExposure200JSONResponse{
+		FlagKey: e.FlagKey, TotalImpressions: e.TotalImpressions, TotalUsers: e.TotalUsers,
+		Variants: make([]apiserver.ExposureVariant, len(e.Variants)),
+		Timeline: make([]apiserver.ExposureDay, len(e.Timeline)),
+	}
+	for i, v := range e.Variants {
+		out.Variants[i] = apiserver.ExposureVariant{Value: v.Value, Impressions: v.Impressions, UniqueUsers: v.UniqueUsers}
+	}
+	for i, d := range e.Timeline {
+		out.Timeline[i] = apiserver.ExposureDay{Day: openapi_types.Date{Time: d.Day}, Value: d.Value, Count: d.Count}
+	}
+	return out, nil
+}
+
+// contextJSON encodes an optional evaluation context for storage; null and
+// absent are SQL NULL.
+func contextJSON(c nullable.Nullable[map[string]any]) (json.RawMessage, error) {
+	m, err := c.Get()
+	if err != nil || m == nil {
+		return nil, nil
+	}
+	return json.Marshal(m)
+}
+
+// nullableValue is the value of an optional nullable field, nil when absent
+// or null.
+func nullableValue[T any](n nullable.Nullable[T]) *T {
+	v, err := n.Get()
+	if err != nil {
+		return nil
+	}
+	return &v
+}

@@ -1,0 +1,31 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// ScheduledChanges is what the scheduled-change runner needs of core.
+type ScheduledChanges interface {
+	RunScheduledChange(ctx context.Context) (bool, error)
+}
+
+// Notifications is what the delivery loop needs of core.
+type Notifications interface {
+	DeliverNotifications(ctx context.Context) (int, error)
+}
+
+// NewScheduler returns the loop that applies due scheduled changes, one per
+// step, each exactly once across instances.
+func NewScheduler(c ScheduledChanges, interval time.Duration, logger *slog.Logger) *Loop {
+	return New("scheduled_changes", c.RunScheduledChange, LoopConfig{Interval: interval, Logger: logger})
+}
+
+// NewDelivery returns the loop that delivers notifications from the outbox.
+func NewDelivery(n Notifications, interval time.Duration, logger *slog.Logger) *Loop {
+	return New("notifications", func(ctx context.Context) (bool, error) {
+		claimed, err := n.DeliverNotifications(ctx)
+		return claimed > 0, err
+	}, LoopConfig{Interval: interval, Logger: logger})
+}
