@@ -124,19 +124,7 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	params, err := updateFlagParams(row.ID, f)
-	if err != nil {
-		return eval.Flag{}, err
-	}
-	updated, err := q.UpdateFlag(ctx, params)
-	if err != nil {
-		return eval.Flag{}, store.AdaptError(err)
-	}
-	after, err := flagFromRow(updated)
-	if err != nil {
-		return eval.Flag{}, err
-	}
-	return after, audit(ctx, q, env.ID, f.Key, actor, replaceAction, &before, &after, metadata)
+	return writeFlag(ctx, q, row.ID, before, f, actor, replaceAction, metadata)
 }
 
 // PatchResult is what a PATCH did: applied the patch (Flag), or, in an
