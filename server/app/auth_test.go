@@ -3,11 +3,14 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/internal/apptest"
@@ -215,15 +218,20 @@ func TestCredentialKinds(t *testing.T) {
 	}
 }
 
-// Revocations and deletions apply to the very next request on every
-// instance: nothing is cached.
+// Revocations and deletions reach every instance. Sessions, tokens and users
+// are read from the database on every request; SDK keys are cached and
+// forgotten through the bus (milliseconds) and the change log (a deletion
+// the bus never heard of, within the poll interval).
 func TestRevocationSeenByAnotherInstance(t *testing.T) {
 	t.Parallel()
-	a := apptest.Start(t, nil)
-	b := apptest.Start(t, map[string]string{"DATABASE_URL": a.DBURL})
-	_, envs := a.DefaultProject(t)
+	url, _, _ := redisOn(t)
+	opts := []app.Option{app.WithBusChannel("revoke-" + uuid.NewString()), app.WithStreamTiming(time.Second, 100*time.Millisecond)}
+	a := apptest.Start(t, map[string]string{"REDIS_URL": url}, opts...)
+	b := apptest.Start(t, map[string]string{"REDIS_URL": url, "DATABASE_URL": a.DBURL}, opts...)
+	project, envs := a.DefaultProject(t)
 	key := a.SDKKey(t, envs["production"])
-	id, token := a.User(t, "ada@example.com", "viewer")
+	other := a.SDKKey(t, envs["staging"])
+	id, token := a.User(t, "ada@example.com", "admin")
 	r := login(t, a, "ada@example.com", "password123")
 
 	me := func(s *apptest.Server, req apptest.Request) int {
@@ -231,15 +239,41 @@ func TestRevocationSeenByAnotherInstance(t *testing.T) {
 		status, _, _ := s.Do(t, req)
 		return status
 	}
-	if me(b, apptest.Request{Bearer: key}) != http.StatusForbidden || me(b, apptest.Request{Cookie: r.cookie}) != http.StatusOK {
+	if me(b, apptest.Request{Bearer: key}) != http.StatusForbidden || me(b, apptest.Request{Bearer: other}) != http.StatusForbidden ||
+		me(b, apptest.Request{Cookie: r.cookie}) != http.StatusOK {
 		t.Fatal("instance B does not accept the credentials made on A")
 	}
-	if _, err := a.DB(t).Exec(context.Background(), `DELETE FROM sdk_keys WHERE prefix = $1`, key[:12]); err != nil {
+	keyID := func(full string) int64 {
+		var kid int64
+		if err := a.DB(t).QueryRow(t.Context(), `SELECT id FROM sdk_keys WHERE prefix = $1`, full[:12]).Scan(&kid); err != nil {
+			t.Fatal(err)
+		}
+		return kid
+	}
+	revokedWithin := func(s *apptest.Server, full string, limit time.Duration) time.Duration {
+		start := time.Now()
+		for me(s, apptest.Request{Bearer: full}) != http.StatusUnauthorized {
+			if time.Since(start) > limit {
+				t.Fatalf("the revoked key %s… still authenticates after %v", full[:12], limit)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	// Through the API: A forgets the key before it answers; B on the bus event.
+	if status, _, _ := a.Do(t, apptest.Request{Method: "DELETE", Path: fmt.Sprintf("/api/projects/%s/keys/%d", project, keyID(key)), Bearer: token}); status != 204 {
+		t.Fatalf("revoke = %d", status)
+	}
+	if got := me(a, apptest.Request{Bearer: key}); got != http.StatusUnauthorized {
+		t.Errorf("revoked key on the revoking instance = %d, want 401 at once", got)
+	}
+	t.Logf("B refused the revoked key after %v", revokedWithin(b, key, time.Second))
+	// Behind the API's back (no bus event): the change log tells B.
+	if _, err := a.DB(t).Exec(t.Context(), `DELETE FROM sdk_keys WHERE id = $1`, keyID(other)); err != nil {
 		t.Fatal(err)
 	}
-	if got := me(b, apptest.Request{Bearer: key}); got != http.StatusUnauthorized {
-		t.Errorf("revoked key on B = %d, want 401", got)
-	}
+	t.Logf("B refused a key deleted in SQL after %v", revokedWithin(b, other, 3*time.Second))
+
 	if _, err := a.DB(t).Exec(context.Background(), `DELETE FROM users WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,9 @@ func newRealtime(cfg config.Config, logger *slog.Logger, o realtimeOptions) (*re
 
 // startHub starts the stream hub on svc and feeds it every bus event.
 func (rt *realtime) startHub(ctx context.Context, svc *core.Service, logger *slog.Logger) error {
-	rt.hub = stream.New(svc, stream.Config{Logger: logger, Metrics: rt.metrics, PollInterval: rt.opts.pollInterval})
+	rt.hub = stream.New(svc, stream.Config{
+		Logger: logger, Metrics: rt.metrics, PollInterval: rt.opts.pollInterval, OnEvent: svc.Invalidate,
+	})
 	if err := rt.hub.Start(ctx); err != nil {
 		return err
 	}

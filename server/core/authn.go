@@ -53,8 +53,15 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Princi
 	return nil, apperr.E(apperr.Unauthenticated, "authentication required")
 }
 
+// authenticateSDKKey resolves an SDK key through the key cache (see
+// keycache.go): SDK clients poll and reconnect often, and a database query
+// per request would dominate the snapshot's cost.
 func (s *Service) authenticateSDKKey(ctx context.Context, q *db.Queries, key string) (*auth.Principal, error) {
+	now := s.now()
 	if s.legacySDKKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.legacySDKKey)) == 1 {
+		if p, ok := s.keys.getLegacy(now); ok {
+			return p, nil
+		}
 		env, err := q.GetLegacyKeyEnvironment(ctx)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, errBadCredentials
@@ -62,16 +69,24 @@ func (s *Service) authenticateSDKKey(ctx context.Context, q *db.Queries, key str
 		if err != nil {
 			return nil, fmt.Errorf("legacy sdk key environment: %w", err)
 		}
-		return &auth.Principal{Kind: auth.KindSDKKey, KeyPrefix: prefixOf(key), ProjectID: env.ProjectID, EnvironmentID: env.ID}, nil
+		p := auth.Principal{Kind: auth.KindSDKKey, KeyPrefix: prefixOf(key), ProjectID: env.ProjectID, EnvironmentID: env.ID}
+		s.keys.putLegacy(p, now, s.now())
+		return &p, nil
 	}
-	k, err := q.GetSDKKeyByHash(ctx, auth.HashCredential(key))
+	hash := auth.HashCredential(key)
+	if p, ok := s.keys.get(hash, now); ok {
+		return p, nil
+	}
+	k, err := q.GetSDKKeyByHash(ctx, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errBadCredentials
 	}
 	if err != nil {
 		return nil, fmt.Errorf("look up sdk key: %w", err)
 	}
-	return &auth.Principal{Kind: auth.KindSDKKey, KeyID: k.ID, KeyPrefix: k.Prefix, ProjectID: k.ProjectID, EnvironmentID: k.EnvironmentID}, nil
+	p := auth.Principal{Kind: auth.KindSDKKey, KeyID: k.ID, KeyPrefix: k.Prefix, ProjectID: k.ProjectID, EnvironmentID: k.EnvironmentID}
+	s.keys.put(hash, p, now, s.now())
+	return &p, nil
 }
 
 func (s *Service) authenticateToken(ctx context.Context, q *db.Queries, token string, now time.Time) (*auth.Principal, error) {

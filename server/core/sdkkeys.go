@@ -114,9 +114,12 @@ func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID
 	if err != nil {
 		return err
 	}
-	// Spec, Authentication rule 5: revocation is immediate; open streams of
-	// the key close on every instance.
-	s.publish(ctx, bus.Event{Op: bus.OpRevoke, EnvID: envID, Key: strconv.FormatInt(id, 10)})
+	// Spec, Authentication rule 5: revocation is immediate: this instance
+	// forgets the key before answering; every instance forgets it and closes
+	// its streams on the event.
+	revoke := bus.Event{Op: bus.OpRevoke, EnvID: envID, Key: strconv.FormatInt(id, 10)}
+	s.Invalidate(revoke)
+	s.publish(ctx, revoke)
 	return nil
 }
 

@@ -19,6 +19,7 @@ type Service struct {
 	legacySDKKey string
 	sealer       *auth.Sealer
 	bus          bus.Publisher
+	keys         *keyCache
 	notifier     *notify.Client
 	backoff      []time.Duration
 }
@@ -38,7 +39,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus,
+	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus,
 		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff}
 	if s.notifier == nil {
 		s.notifier = notify.NewClient(notify.Config{})

@@ -103,8 +103,8 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-sub.Done():
 			return
-		case frame := <-sub.Updates():
-			if !write(rc, w, frame) {
+		case <-sub.Wake():
+			if !writeAll(rc, w, sub.Take()) {
 				return
 			}
 		case <-tick.C:
@@ -123,9 +123,16 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // write sends one chunk with a deadline and flushes it.
 func write(rc *http.ResponseController, w http.ResponseWriter, b []byte) bool {
+	return writeAll(rc, w, [][]byte{b})
+}
+
+// writeAll sends chunks under one deadline and one flush.
+func writeAll(rc *http.ResponseController, w http.ResponseWriter, chunks [][]byte) bool {
 	_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if _, err := w.Write(b); err != nil {
-		return false
+	for _, b := range chunks {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
 	}
 	return rc.Flush() == nil
 }

@@ -51,7 +51,11 @@ type Config struct {
 	Logger       *slog.Logger
 	Metrics      *metrics.Metrics // nil: none
 	PollInterval time.Duration    // change-log poll; default 1 s
-	QueueSize    int              // live updates buffered per connection; default 256
+	QueueSize    int              // live updates a connection may have waiting; default 1024
+	// OnEvent, when set, sees every notification the hub handles, from the
+	// bus and from the change log, before the hub acts on it; the service
+	// invalidates its SDK-key cache with it.
+	OnEvent func(bus.Event)
 }
 
 // ErrClosed is returned by Subscribe once the hub is shutting down.
@@ -103,7 +107,9 @@ func New(src Source, cfg Config) *Hub {
 		cfg.PollInterval = time.Second
 	}
 	if cfg.QueueSize <= 0 {
-		cfg.QueueSize = 256
+		// Enough for a segment edit that re-broadcasts hundreds of flags at
+		// once; the queue grows only while a connection is behind.
+		cfg.QueueSize = 1024
 	}
 	return &Hub{
 		src: src, cfg: cfg, notify: make(chan bus.Event, 4096),
@@ -199,6 +205,9 @@ func (h *Hub) poll(ctx context.Context) {
 
 // handle applies one notification.
 func (h *Hub) handle(ctx context.Context, e bus.Event) {
+	if h.cfg.OnEvent != nil {
+		h.cfg.OnEvent(e)
+	}
 	switch e.Op {
 	case bus.OpResync:
 		h.resync(ctx, "the bus may have lost messages")
@@ -339,7 +348,7 @@ func (h *Hub) Subscribe(ctx context.Context, envs []uuid.UUID, keyID int64) (*Su
 	if h.closed {
 		return nil, nil, 0, ErrClosed
 	}
-	s := &Subscriber{envs: envs, keyID: keyID, ch: make(chan []byte, h.cfg.QueueSize), done: make(chan struct{})}
+	s := &Subscriber{envs: envs, keyID: keyID, max: h.cfg.QueueSize, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	var boot bytes.Buffer
 	n := 0
 	for _, id := range envs {
@@ -417,17 +426,32 @@ func (h *Hub) Snapshot(ctx context.Context, envID uuid.UUID) (*Snapshot, error) 
 	return st.snapshot, nil
 }
 
-// Subscriber is one stream connection.
+// Subscriber is one stream connection. Its queue is a slice that grows only
+// while the connection is behind (an idle connection holds no buffer) and
+// is drained in batches, so a burst costs one write and one flush.
 type Subscriber struct {
 	envs  []uuid.UUID
 	keyID int64
-	ch    chan []byte
+	max   int
+
+	mu    sync.Mutex
+	queue [][]byte
+	wake  chan struct{} // holds a token while updates wait
 	done  chan struct{}
 	once  sync.Once
 }
 
-// Updates delivers the connection's live update events, ready to write.
-func (s *Subscriber) Updates() <-chan []byte { return s.ch }
+// Wake receives when updates are waiting; Take them then.
+func (s *Subscriber) Wake() <-chan struct{} { return s.wake }
+
+// Take returns the waiting updates, oldest first, ready to write.
+func (s *Subscriber) Take() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
+}
 
 // Done is closed when the hub ends the stream: it fell behind, the hub
 // resynced or closed, or its SDK key was revoked.
@@ -441,13 +465,19 @@ func (s *Subscriber) send(frame []byte) bool {
 		return false
 	default:
 	}
-	select {
-	case s.ch <- frame:
-		return true
-	default:
+	s.mu.Lock()
+	if len(s.queue) >= s.max {
+		s.mu.Unlock()
 		s.kick()
 		return false
 	}
+	s.queue = append(s.queue, frame)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+	return true
 }
 
 func (s *Subscriber) kick() { s.once.Do(func() { close(s.done) }) }

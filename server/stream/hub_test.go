@@ -100,17 +100,24 @@ func versionOf(t *testing.T, frame []byte) int64 {
 	return u.Flag.Version
 }
 
+// pending holds frames taken from a subscriber but not yet consumed.
+var pending = map[*Subscriber][][]byte{}
+
 func recv(t *testing.T, s *Subscriber) []byte {
 	t.Helper()
-	select {
-	case f := <-s.Updates():
-		return f
-	case <-s.Done():
-		t.Fatal("stream ended")
-	case <-time.After(5 * time.Second):
-		t.Fatal("no update")
+	for len(pending[s]) == 0 {
+		select {
+		case <-s.Wake():
+			pending[s] = append(pending[s], s.Take()...)
+		case <-s.Done():
+			t.Fatal("stream ended")
+		case <-time.After(5 * time.Second):
+			t.Fatal("no update")
+		}
 	}
-	return nil
+	f := pending[s][0]
+	pending[s] = pending[s][1:]
+	return f
 }
 
 func TestBootstrapThenLive(t *testing.T) {

@@ -1,0 +1,112 @@
+package core
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/bus"
+)
+
+// keyCacheTTL bounds how long a cached SDK key is trusted without a
+// revocation notice, in case every notice about it was lost.
+const keyCacheTTL = time.Minute
+
+// keyCache remembers authenticated SDK keys, so that the SDK hot paths
+// (snapshot polling, stream connections) do not query PostgreSQL per
+// request. It is invalidated through the bus (issue 3 allows exactly that):
+// the revoking instance forgets the key before it answers; other instances
+// on the revocation event, within milliseconds, or within a second from the
+// change log when Redis is down; a resync forgets everything.
+type keyCache struct {
+	mu      sync.RWMutex
+	byHash  map[string]cachedKey
+	legacy  *cachedKey // the SDK_KEY principal
+	hashes  map[int64]string
+	cleared time.Time
+}
+
+type cachedKey struct {
+	p  auth.Principal
+	at time.Time
+}
+
+func newKeyCache() *keyCache {
+	return &keyCache{byHash: map[string]cachedKey{}, hashes: map[int64]string{}}
+}
+
+func (c *keyCache) get(hash []byte, now time.Time) (*auth.Principal, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.byHash[string(hash)]
+	if !ok || now.Sub(e.at) >= keyCacheTTL || now.Before(e.at) {
+		return nil, false
+	}
+	p := e.p
+	return &p, true
+}
+
+// put caches p unless a revocation or resync happened after the lookup
+// began (the lookup may have read the row just before it was deleted).
+func (c *keyCache) put(hash []byte, p auth.Principal, lookedUp, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !lookedUp.After(c.cleared) {
+		return
+	}
+	c.byHash[string(hash)] = cachedKey{p: p, at: now}
+	c.hashes[p.KeyID] = string(hash)
+}
+
+func (c *keyCache) getLegacy(now time.Time) (*auth.Principal, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.legacy == nil || now.Sub(c.legacy.at) >= keyCacheTTL || now.Before(c.legacy.at) {
+		return nil, false
+	}
+	p := c.legacy.p
+	return &p, true
+}
+
+func (c *keyCache) putLegacy(p auth.Principal, lookedUp, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lookedUp.After(c.cleared) {
+		c.legacy = &cachedKey{p: p, at: now}
+	}
+}
+
+// forget drops one key.
+func (c *keyCache) forget(id int64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h, ok := c.hashes[id]; ok {
+		delete(c.byHash, h)
+		delete(c.hashes, id)
+	}
+	// A lookup still in flight may have read the key before its deletion.
+	c.cleared = now
+}
+
+// clear drops everything.
+func (c *keyCache) clear(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byHash, c.hashes, c.legacy, c.cleared = map[string]cachedKey{}, map[int64]string{}, nil, now
+}
+
+// Invalidate applies a change notification to the service's caches: a
+// revocation forgets its key, a resync (messages may have been lost)
+// forgets every key. The hub calls it for every notification it handles,
+// from the bus and from the change log.
+func (s *Service) Invalidate(e bus.Event) {
+	switch e.Op {
+	case bus.OpRevoke:
+		if id, err := strconv.ParseInt(e.Key, 10, 64); err == nil {
+			s.keys.forget(id, s.now())
+		}
+	case bus.OpResync:
+		s.keys.clear(s.now())
+	}
+}
