@@ -8853,6 +8853,8 @@ type RejectChangeRequestResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -8883,6 +8885,11 @@ func (r RejectChangeRequestResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r RejectChangeRequestResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RejectChangeRequestResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
 }
 
 // GetBody returns the raw response body bytes
@@ -15772,6 +15779,13 @@ func ParseRejectChangeRequestResponse(rsp *http.Response) (*RejectChangeRequestR
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	}
 

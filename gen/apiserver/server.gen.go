@@ -4718,6 +4718,20 @@ func (response RejectChangeRequest413JSONResponse) VisitRejectChangeRequestRespo
 	return err
 }
 
+type RejectChangeRequest422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response RejectChangeRequest422JSONResponse) VisitRejectChangeRequestResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type IngestEventsRequestObject struct {
 	EnvId EnvId `json:"env_id"`
 	Body  *IngestEventsJSONRequestBody

@@ -75,7 +75,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	})
 	root.Path("/metrics").Methods(http.MethodGet).Handler(cfg.Metrics.Handler())
 	authn := authenticator{core: cfg.Core, errs: errs}
-	root.PathPrefix("/api/").Handler(chain(api, limitBody(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware))
+	root.PathPrefix("/api/").Handler(chain(api, limitBody(errs), rejectUnstorableText(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware))
 	root.PathPrefix("/").Handler(newStatic(cfg.PublicDir, errs))
 
 	return chain(root, logRequests(cfg.Logger, cfg.Metrics), recoverPanics(errs)), nil

@@ -167,6 +167,14 @@ func classify(err error) *apperr.Error {
 	if errors.As(err, &syntax) {
 		return apperr.Wrap(apperr.BadRequest, "request body is not valid JSON", err)
 	}
+	// A database data exception (SQLSTATE class 22: bad text, a number out
+	// of range) can only come from a value the client sent; it is never
+	// answered as our fault. Matched by method so that this package need not
+	// know the driver.
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) && strings.HasPrefix(pg.SQLState(), "22") {
+		return apperr.Wrap(apperr.Invalid, "a value in the request cannot be stored (bad text or a number out of range)", err)
+	}
 	return apperr.Wrap(apperr.Internal, "", err)
 }
 
