@@ -17,7 +17,7 @@ SQLC ?= go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 REDOCLY ?= npx --yes @redocly/cli@2.77.0
 
 # Fuzz targets as package:FuzzName, e.g. ./sdkgo/eval:FuzzEvaluate; each runs FUZZTIME.
-FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch
+FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch ./server/httpapi:FuzzCountItems
 FUZZTIME ?= 20s
 
 .PHONY: help generate check-generated vet-sql build services run test test-short \

@@ -230,6 +230,13 @@ type ProjectMember struct {
 	CreatedAt time.Time
 }
 
+type RollupPending struct {
+	ID        int64
+	Kind      string
+	Params    []byte
+	CreatedAt time.Time
+}
+
 type SDKKey struct {
 	ID            int64
 	ProjectID     uuid.UUID

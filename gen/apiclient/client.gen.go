@@ -604,6 +604,9 @@ type FlagPatch = json.RawMessage
 // FlagType defines model for FlagType.
 type FlagType string
 
+// GoalEventBatch Up to 500 goal events. The server checks the items itself, with the same rules and error shape.
+type GoalEventBatch = json.RawMessage
+
 // GoalEventInput Items whose event_key is empty or over 100 characters are skipped, not rejected.
 type GoalEventInput struct {
 	Context    *map[string]interface{} `json:"context,omitempty"`
@@ -622,6 +625,9 @@ type Impression struct {
 	UserId      *string                 `json:"user_id"`
 	Value       string                  `json:"value"`
 }
+
+// ImpressionBatch Up to 500 impressions. The server checks the items itself (no schema pass over every item), with the same rules and error shape.
+type ImpressionBatch = json.RawMessage
 
 // ImpressionInput defines model for ImpressionInput.
 type ImpressionInput struct {
@@ -1040,9 +1046,6 @@ type ListChangeRequestsParams struct {
 	Status *ChangeRequestStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
-// IngestEventsJSONBody defines parameters for IngestEvents.
-type IngestEventsJSONBody = []GoalEventInput
-
 // ListFlagsParams defines parameters for ListFlags.
 type ListFlagsParams struct {
 	// Archived true lists only archived flags, false only active ones; omitted lists both.
@@ -1062,9 +1065,6 @@ type ListImpressionsParams struct {
 	Limit  *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 	Offset *int32 `form:"offset,omitempty" json:"offset,omitempty"`
 }
-
-// IngestImpressionsJSONBody defines parameters for IngestImpressions.
-type IngestImpressionsJSONBody = []ImpressionInput
 
 // GetExposureParams defines parameters for GetExposure.
 type GetExposureParams struct {
@@ -1102,7 +1102,7 @@ type SetupWorkspaceJSONRequestBody = SetupRequest
 type RejectChangeRequestJSONRequestBody = RejectInput
 
 // IngestEventsJSONRequestBody defines body for IngestEvents for application/json ContentType.
-type IngestEventsJSONRequestBody = IngestEventsJSONBody
+type IngestEventsJSONRequestBody = GoalEventBatch
 
 // CreateExperimentJSONRequestBody defines body for CreateExperiment for application/json ContentType.
 type CreateExperimentJSONRequestBody = ExperimentInput
@@ -1126,7 +1126,7 @@ type PromoteFlagJSONRequestBody = PromoteInput
 type CreateScheduledChangeJSONRequestBody = ScheduledChangeInput
 
 // IngestImpressionsJSONRequestBody defines body for IngestImpressions for application/json ContentType.
-type IngestImpressionsJSONRequestBody = IngestImpressionsJSONBody
+type IngestImpressionsJSONRequestBody = ImpressionBatch
 
 // CreateIntegrationJSONRequestBody defines body for CreateIntegration for application/json ContentType.
 type CreateIntegrationJSONRequestBody = ChatIntegrationInput

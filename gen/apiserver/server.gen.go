@@ -588,6 +588,9 @@ type FlagPatch = json.RawMessage
 // FlagType defines model for FlagType.
 type FlagType string
 
+// GoalEventBatch Up to 500 goal events. The server checks the items itself, with the same rules and error shape.
+type GoalEventBatch = json.RawMessage
+
 // GoalEventInput Items whose event_key is empty or over 100 characters are skipped, not rejected.
 type GoalEventInput struct {
 	Context    nullable.Nullable[map[string]interface{}] `json:"context,omitempty"`
@@ -606,6 +609,9 @@ type Impression struct {
 	UserId      nullable.Nullable[string]                 `json:"user_id"`
 	Value       string                                    `json:"value"`
 }
+
+// ImpressionBatch Up to 500 impressions. The server checks the items itself (no schema pass over every item), with the same rules and error shape.
+type ImpressionBatch = json.RawMessage
 
 // ImpressionInput defines model for ImpressionInput.
 type ImpressionInput struct {
@@ -1005,9 +1011,6 @@ type ListChangeRequestsParams struct {
 	Status *ChangeRequestStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
-// IngestEventsJSONBody defines parameters for IngestEvents.
-type IngestEventsJSONBody = []GoalEventInput
-
 // ListFlagsParams defines parameters for ListFlags.
 type ListFlagsParams struct {
 	// Archived true lists only archived flags, false only active ones; omitted lists both.
@@ -1027,9 +1030,6 @@ type ListImpressionsParams struct {
 	Limit  *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 	Offset *int32 `form:"offset,omitempty" json:"offset,omitempty"`
 }
-
-// IngestImpressionsJSONBody defines parameters for IngestImpressions.
-type IngestImpressionsJSONBody = []ImpressionInput
 
 // GetExposureParams defines parameters for GetExposure.
 type GetExposureParams struct {
@@ -1056,7 +1056,7 @@ type SetupWorkspaceJSONRequestBody = SetupRequest
 type RejectChangeRequestJSONRequestBody = RejectInput
 
 // IngestEventsJSONRequestBody defines body for IngestEvents for application/json ContentType.
-type IngestEventsJSONRequestBody = IngestEventsJSONBody
+type IngestEventsJSONRequestBody = GoalEventBatch
 
 // CreateExperimentJSONRequestBody defines body for CreateExperiment for application/json ContentType.
 type CreateExperimentJSONRequestBody = ExperimentInput
@@ -1080,7 +1080,7 @@ type PromoteFlagJSONRequestBody = PromoteInput
 type CreateScheduledChangeJSONRequestBody = ScheduledChangeInput
 
 // IngestImpressionsJSONRequestBody defines body for IngestImpressions for application/json ContentType.
-type IngestImpressionsJSONRequestBody = IngestImpressionsJSONBody
+type IngestImpressionsJSONRequestBody = ImpressionBatch
 
 // CreateIntegrationJSONRequestBody defines body for CreateIntegration for application/json ContentType.
 type CreateIntegrationJSONRequestBody = ChatIntegrationInput

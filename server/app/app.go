@@ -60,8 +60,9 @@ type App struct {
 	listener net.Listener
 	server   *http.Server
 	rt       *realtime
-	// retention purges expired impressions and goal events until its
-	// context ends (server/core/retention.go).
+	// retention folds ingested batches into the measurement rollups and
+	// purges expired impressions and goal events until its context ends
+	// (server/core/rollups.go, retention.go).
 	retention func(context.Context)
 }
 
@@ -155,7 +156,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		listener: ln,
 		rt:       rt,
 		retention: func(ctx context.Context) {
+			folded := make(chan struct{})
+			go func() { defer close(folded); svc.RunRollupFolder(ctx, 200*time.Millisecond) }()
 			svc.RunRetention(ctx, core.RetentionConfig{Days: cfg.RetentionDays})
+			<-folded
 		},
 		server: &http.Server{
 			Handler:           handler,

@@ -22,8 +22,8 @@ type GoalEventInput struct {
 	OccurredAt *time.Time // defaults to the receive time; later times are clamped to it
 }
 
-// IngestEvents stores a batch of goal events with one COPY and updates the
-// event-key rollups in the same transaction. Spec, Goal event: rows with an
+// IngestEvents stores a batch of goal events with one COPY and, in the same
+// transaction, records the batch for the event-key rollups (rollups.go). Spec, Goal event: rows with an
 // empty or over-long event_key are skipped; occurred_at defaults to the
 // receive time and is clamped to it, so a conversion never sorts before its
 // exposure (decisions.md: a later time becomes the receive time).
@@ -64,7 +64,7 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 		if _, err := q.CopyGoalEvents(ctx, rows); err != nil {
 			return err
 		}
-		return q.RollUpGoalEvents(ctx, roll)
+		return deferRollup(ctx, q, rollupEvents, roll)
 	})
 	return store.AdaptError(err)
 }
@@ -72,6 +72,10 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 // ListEventKeys summarises the goal event keys of an environment, ordered
 // by key.
 func (s *Service) ListEventKeys(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.ListEventKeysRow, error) {
+	// The rollups must include every acknowledged ingest (rollups.go).
+	if err := s.foldPending(ctx); err != nil {
+		return nil, err
+	}
 	q := db.New(s.pool)
 	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
 		return nil, err

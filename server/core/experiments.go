@@ -198,6 +198,10 @@ type VariantResult struct {
 // is the experiment's control_variant when it is an arm of the data, else
 // the most-exposed arm (ties: the lowest value).
 func (s *Service) ExperimentResults(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) (ExperimentResult, error) {
+	// The rollups must include every acknowledged ingest (rollups.go).
+	if err := s.foldPending(ctx); err != nil {
+		return ExperimentResult{}, err
+	}
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (ExperimentResult, error) {
 		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
 			return ExperimentResult{}, err

@@ -45,8 +45,9 @@ type ImpressionInput struct {
 	EvaluatedAt *time.Time // defaults to the receive time
 }
 
-// IngestImpressions stores a batch of impressions with one COPY and updates
-// the rollups in the same transaction. SDK keys of the environment and any
+// IngestImpressions stores a batch of impressions with one COPY and, in the
+// same transaction, records the batch for the rollups, which are folded in
+// later (rollups.go) so ingest runs near raw COPY speed. SDK keys of the environment and any
 // member who may read it may report (spec: "SDK key allowed, admin not
 // required").
 func (s *Service) IngestImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []ImpressionInput) error {
@@ -90,7 +91,7 @@ func (s *Service) IngestImpressions(ctx context.Context, p *auth.Principal, envI
 		if _, err := q.CopyImpressions(ctx, rows); err != nil {
 			return err
 		}
-		return q.RollUpImpressions(ctx, roll)
+		return deferRollup(ctx, q, rollupImpressions, roll)
 	})
 	return store.AdaptError(err)
 }
@@ -112,6 +113,10 @@ type ImpressionPage struct {
 
 // ListImpressions lists an environment's impressions newest first (by id).
 func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, f ImpressionFilter) (ImpressionPage, error) {
+	// The rollups must include every acknowledged ingest (rollups.go).
+	if err := s.foldPending(ctx); err != nil {
+		return ImpressionPage{}, err
+	}
 	params := db.ListImpressionsParams{
 		EnvironmentID: envID, FlagKey: f.FlagKey, UserID: f.UserID, Value: f.Value,
 		RowLimit: clamp(f.Limit, defaultImpressionLimit, 1, maxImpressionLimit),
@@ -151,6 +156,10 @@ func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID 
 // ImpressionStats returns one entry per flag key with impressions,
 // ordered by flag key.
 func (s *Service) ImpressionStats(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.ListImpressionStatsRow, error) {
+	// The rollups must include every acknowledged ingest (rollups.go).
+	if err := s.foldPending(ctx); err != nil {
+		return nil, err
+	}
 	q := db.New(s.pool)
 	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
 		return nil, err
@@ -179,6 +188,10 @@ type ExposureDay struct {
 // timeline of the last days UTC days, today included (clamped to 1..90,
 // default 14). Days without impressions are absent from the timeline.
 func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UUID, flagKey *string, days *int32) (Exposure, error) {
+	// The rollups must include every acknowledged ingest (rollups.go).
+	if err := s.foldPending(ctx); err != nil {
+		return Exposure{}, err
+	}
 	switch {
 	case flagKey == nil || *flagKey == "":
 		return Exposure{}, apperr.Field("flag_key", "is required")

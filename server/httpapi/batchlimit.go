@@ -1,8 +1,8 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -53,21 +53,60 @@ func limitBatch(errs errorWriter) func(http.Handler) http.Handler {
 // once it has seen stop of them. A body that is not an array counts 0; err
 // reports malformed JSON or a read failure.
 func countItems(r io.Reader, stop int) (int, error) {
-	dec := json.NewDecoder(r)
-	tok, err := dec.Token()
-	if err != nil {
-		return 0, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return 0, nil
-	}
-	n := 0
-	for n < stop && dec.More() {
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
+	// A byte scanner, not a decoder: it allocates nothing per item and stops
+	// at item stop, so an oversized batch is refused before it is parsed.
+	br := bufio.NewReaderSize(r, 32<<10)
+	depth, n := 0, 0
+	inString, escaped, counted := false, false, false
+	for {
+		c, err := br.ReadByte()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
 			return n, err
 		}
-		n++
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ',':
+			if depth == 1 {
+				counted = false
+			}
+			continue
+		case ']', '}':
+			depth--
+			if depth <= 0 {
+				return n, nil
+			}
+			continue
+		}
+		if depth == 0 && c != '[' {
+			return 0, nil // not an array: the decoder reports it
+		}
+		if depth == 1 && !counted {
+			counted = true
+			n++
+			if n >= stop {
+				return n, nil
+			}
+		}
+		switch c {
+		case '[', '{':
+			depth++
+		case '"':
+			inString = true
+		}
 	}
-	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/switchyard/switchyard/gen/apiserver"
+	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/core"
 )
@@ -15,19 +16,12 @@ import (
 // IngestImpressions stores a batch of impressions. Batches over 500 items
 // were already refused by limitBatch before the body was decoded.
 func (h *Handlers) IngestImpressions(ctx context.Context, req apiserver.IngestImpressionsRequestObject) (apiserver.IngestImpressionsResponseObject, error) {
-	var items []core.ImpressionInput
-	if req.Body != nil {
-		items = make([]core.ImpressionInput, len(*req.Body))
-		for i, in := range *req.Body {
-			c, err := contextJSON(in.Context)
-			if err != nil {
-				return nil, err
-			}
-			items[i] = core.ImpressionInput{
-				FlagKey: in.FlagKey, UserID: nullableValue(in.UserId), Value: in.Value,
-				Context: c, EvaluatedAt: in.EvaluatedAt,
-			}
-		}
+	if req.Body == nil {
+		return nil, apperr.E(apperr.BadRequest, "request body is required")
+	}
+	items, err := decodeImpressions(*req.Body)
+	if err != nil {
+		return nil, err
 	}
 	if err := h.core.IngestImpressions(ctx, auth.FromContext(ctx), req.EnvId, items); err != nil {
 		return nil, err
@@ -98,16 +92,6 @@ func (h *Handlers) GetExposure(ctx context.Context, req apiserver.GetExposureReq
 		out.Timeline[i] = apiserver.ExposureDay{Day: openapi_types.Date{Time: d.Day}, Value: d.Value, Count: d.Count}
 	}
 	return out, nil
-}
-
-// contextJSON encodes an optional evaluation context for storage; null and
-// absent are SQL NULL.
-func contextJSON(c nullable.Nullable[map[string]any]) (json.RawMessage, error) {
-	m, err := c.Get()
-	if err != nil || m == nil {
-		return nil, nil
-	}
-	return json.Marshal(m)
 }
 
 // nullableValue is the value of an optional nullable field, nil when absent

@@ -54,9 +54,10 @@ func formatValidators() map[string]openapi3.StringFormatValidator {
 // against it before a handler runs. Requests that match no route pass
 // through, so the router answers 404 or 405 in the usual shape.
 type validator struct {
-	router  routers.Router
-	options *openapi3filter.Options
-	errs    errorWriter
+	router       routers.Router
+	options      *openapi3filter.Options
+	batchOptions *openapi3filter.Options // the same without the body (ingest batches)
+	errs         errorWriter
 }
 
 func newValidator(spec *openapi3.T, errs errorWriter) (*validator, error) {
@@ -64,7 +65,7 @@ func newValidator(spec *openapi3.T, errs errorWriter) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build validation router: %w", err)
 	}
-	return &validator{
+	v := &validator{
 		router: router,
 		options: &openapi3filter.Options{
 			MultiError: true,
@@ -76,7 +77,11 @@ func newValidator(spec *openapi3.T, errs errorWriter) (*validator, error) {
 			SkipSettingDefaults: true,
 		},
 		errs: errs,
-	}, nil
+	}
+	batch := *v.options
+	batch.ExcludeRequestBody = true
+	v.batchOptions = &batch
+	return v, nil
 }
 
 // matchedRoute is the document's operation a request matched, found once
@@ -115,7 +120,11 @@ func (v *validator) middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: m.params, Route: m.route, Options: v.options}
+		opts := v.options
+		if batchOperations[m.route.Operation.OperationID] {
+			opts = v.batchOptions // items are checked once, in batches.go
+		}
+		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: m.params, Route: m.route, Options: opts}
 		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 			v.errs.write(w, r, err)
 			return
