@@ -23,7 +23,6 @@ const (
 	Conflict                     // duplicate, or blocked by the current state (409)
 	TooLarge                     // body or batch over its limit (413)
 	TooManyRequests              // login lockout (429)
-	NotImplemented               // route documented but not built yet (501)
 	Unavailable                  // a dependency is down (503)
 )
 
@@ -38,7 +37,6 @@ var kindNames = [...]string{
 	Conflict:         "conflict",
 	TooLarge:         "too_large",
 	TooManyRequests:  "too_many_requests",
-	NotImplemented:   "not_implemented",
 	Unavailable:      "unavailable",
 }
 

@@ -31,8 +31,6 @@ func statusOf(k apperr.Kind) int {
 		return http.StatusRequestEntityTooLarge
 	case apperr.TooManyRequests:
 		return http.StatusTooManyRequests
-	case apperr.NotImplemented:
-		return http.StatusNotImplemented
 	case apperr.Unavailable:
 		return http.StatusServiceUnavailable
 	default:
@@ -56,7 +54,7 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 	e := classify(err)
 	status := statusOf(e.Kind)
 	msg := e.Message
-	if status >= http.StatusInternalServerError && e.Kind != apperr.NotImplemented {
+	if status >= http.StatusInternalServerError {
 		ew.logger.ErrorContext(r.Context(), "request failed",
 			"method", r.Method, "path", r.URL.Path, "status", status, "err", err.Error())
 		if e.Kind == apperr.Internal || msg == "" {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"github.com/switchyard/switchyard/gen/apiserver"
-	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/core"
 )
 
@@ -14,8 +13,3 @@ type Handlers struct {
 }
 
 var _ apiserver.StrictServerInterface = (*Handlers)(nil)
-
-// notImplemented answers routes of the document that a later issue builds.
-func notImplemented(op string) error {
-	return apperr.Ef(apperr.NotImplemented, "%s is not implemented yet", op)
-}
