@@ -48,7 +48,6 @@ type Client struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	state     atomic.Value // State
-	streamUp  chan struct{}
 
 	reconnects atomic.Int64
 	polls      atomic.Int64
@@ -70,7 +69,7 @@ func New(ctx context.Context, sdkKey string, opts ...Option) (*Client, error) {
 	if !strings.HasPrefix(sdkKey, "sk_live_") {
 		return nil, fmt.Errorf("switchyard: %q is not an SDK key (sk_live_…)", prefix(sdkKey))
 	}
-	c := &Client{cfg: cfg, sdkKey: sdkKey, ready: make(chan struct{}), streamUp: make(chan struct{}, 1)}
+	c := &Client{cfg: cfg, sdkKey: sdkKey, ready: make(chan struct{})}
 	c.state.Store(StateConnecting)
 	c.queue = events.New(events.Config{
 		Capacity: cfg.eventCapacity, FlushInterval: cfg.flushInterval, Logger: cfg.logger,

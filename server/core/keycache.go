@@ -1,7 +1,6 @@
 package core
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
@@ -103,7 +102,7 @@ func (c *keyCache) clear(now time.Time) {
 func (s *Service) Invalidate(e bus.Event) {
 	switch e.Op {
 	case bus.OpRevoke:
-		if id, err := strconv.ParseInt(e.Key, 10, 64); err == nil {
+		if id, ok := RevokedKeyID(e); ok {
 			s.keys.forget(id, s.now())
 		}
 	case bus.OpResync:
