@@ -54,19 +54,10 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 			roll.UserAts = append(roll.UserAts, at)
 		}
 	}
-	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		if _, err := q.CopyGoalEvents(ctx, rows); err != nil {
-			return err
-		}
-		return deferRollup(ctx, q, rollupEvents, roll)
-	})
-	return store.AdaptError(err)
+	return s.ingestBatch(ctx, p, envID, len(rows), func(q *db.Queries) error {
+		_, err := q.CopyGoalEvents(ctx, rows)
+		return err
+	}, rollupEvents, roll)
 }
 
 // ListEventKeys summarises the goal event keys of an environment, ordered

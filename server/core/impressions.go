@@ -81,19 +81,10 @@ func (s *Service) IngestImpressions(ctx context.Context, p *auth.Principal, envI
 			roll.UserAts = append(roll.UserAts, at)
 		}
 	}
-	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		if _, err := q.CopyImpressions(ctx, rows); err != nil {
-			return err
-		}
-		return deferRollup(ctx, q, rollupImpressions, roll)
-	})
-	return store.AdaptError(err)
+	return s.ingestBatch(ctx, p, envID, len(rows), func(q *db.Queries) error {
+		_, err := q.CopyImpressions(ctx, rows)
+		return err
+	}, rollupImpressions, roll)
 }
 
 // ImpressionFilter selects impressions to list. Nil fields are not applied.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -24,6 +25,25 @@ const (
 // foldBatch is how many pending batches (of up to 500 rows) one fold
 // transaction applies, merged into one statement per environment.
 const foldBatch = 40
+
+// ingestBatch is the one ingest transaction: check that the caller may
+// report to the environment (any reader, SDK keys included), copy the n
+// rows, and record the batch's rollup input for the fold.
+func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid.UUID, n int, copyRows func(*db.Queries) error, kind string, roll any) error {
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		if err := copyRows(q); err != nil {
+			return err
+		}
+		return deferRollup(ctx, q, kind, roll)
+	})
+	return store.AdaptError(err)
+}
 
 // deferRollup records a batch's rollup input in the ingest transaction; the
 // rollup itself is applied later by foldPending (migrations/00005).
