@@ -1,0 +1,235 @@
+// Small building blocks shared by every screen. Styling lives in styles.css.
+import {
+  useEffect,
+  useId,
+  useRef,
+  useState,
+  type ButtonHTMLAttributes,
+  type ReactElement,
+  type ReactNode,
+} from "react";
+import { ApiError, errorMessage } from "../api/client";
+
+type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & {
+  variant?: "primary" | "secondary" | "danger" | "ghost";
+  busy?: boolean;
+};
+
+export function Button({ variant = "secondary", busy, disabled, children, className, ...rest }: ButtonProps) {
+  return (
+    <button
+      type="button"
+      {...rest}
+      className={`btn btn-${variant}${className ? " " + className : ""}`}
+      disabled={disabled || busy}
+      aria-busy={busy || undefined}
+    >
+      {children}
+    </button>
+  );
+}
+
+// Field labels one control and shows its hint and error, wired for screen readers.
+export function Field({
+  label,
+  hint,
+  error,
+  children,
+}: {
+  label: ReactNode;
+  hint?: ReactNode;
+  error?: string;
+  children: (props: { id: string; "aria-describedby"?: string; "aria-invalid"?: boolean }) => ReactElement;
+}) {
+  const id = useId();
+  const hintId = hint ? id + "-hint" : undefined;
+  const errId = error ? id + "-err" : undefined;
+  const describedBy = [hintId, errId].filter(Boolean).join(" ") || undefined;
+  return (
+    <div className={`field${error ? " field-invalid" : ""}`}>
+      <label htmlFor={id}>{label}</label>
+      {children({ id, "aria-describedby": describedBy, "aria-invalid": error ? true : undefined })}
+      {hint && (
+        <div className="field-hint" id={hintId}>
+          {hint}
+        </div>
+      )}
+      {error && (
+        <div className="field-error" id={errId} role="alert">
+          {error}
+        </div>
+      )}
+    </div>
+  );
+}
+
+// ErrorBanner shows an API error's message and, for 422, each field's detail.
+export function ErrorBanner({ error }: { error: unknown }) {
+  if (!error) return null;
+  const details = error instanceof ApiError ? error.details : [];
+  return (
+    <div className="banner banner-error" role="alert">
+      <strong>{errorMessage(error)}</strong>
+      {details.length > 0 && (
+        <ul>
+          {details.map((d, i) => (
+            <li key={i}>
+              <code>{d.field}</code>: {d.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export function Notice({ kind = "info", children }: { kind?: "info" | "success" | "warning"; children: ReactNode }) {
+  return (
+    <div className={`banner banner-${kind}`} role="status">
+      {children}
+    </div>
+  );
+}
+
+export function Loading({ label = "Loading…" }: { label?: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      {label}
+    </div>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <h3>{title}</h3>
+      {children}
+    </div>
+  );
+}
+
+export function PageHeader({ title, actions, children }: { title: ReactNode; actions?: ReactNode; children?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <div>
+        <h1>{title}</h1>
+        {children && <div className="page-sub">{children}</div>}
+      </div>
+      {actions && <div className="page-actions">{actions}</div>}
+    </header>
+  );
+}
+
+// Toggle is a switch: a button with role="switch" so it is keyboard- and reader-friendly.
+export function Toggle({
+  checked,
+  onChange,
+  label,
+  disabled,
+}: {
+  checked: boolean;
+  onChange: (next: boolean) => void;
+  label: string;
+  disabled?: boolean;
+}) {
+  return (
+    <button
+      type="button"
+      role="switch"
+      aria-checked={checked}
+      aria-label={label}
+      className={`switch${checked ? " on" : ""}`}
+      disabled={disabled}
+      onClick={() => onChange(!checked)}
+    >
+      <span className="switch-knob" />
+    </button>
+  );
+}
+
+// Modal is a labelled dialog that closes on Escape and returns focus to the opener.
+export function Modal({ title, onClose, children }: { title: string; onClose: () => void; children: ReactNode }) {
+  const titleId = useId();
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const opener = document.activeElement as HTMLElement | null;
+    const first = ref.current?.querySelector<HTMLElement>("input, select, textarea, button");
+    first?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") onClose();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      opener?.focus?.();
+    };
+  }, [onClose]);
+  return (
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div className="modal" role="dialog" aria-modal="true" aria-labelledby={titleId} ref={ref}>
+        <div className="modal-head">
+          <h2 id={titleId}>{title}</h2>
+          <button type="button" className="btn btn-ghost" aria-label="Close" onClick={onClose}>
+            ×
+          </button>
+        </div>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+// SecretOnce shows a secret the server returns only once, with a copy button.
+export function SecretOnce({ label, secret }: { label: string; secret: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="secret-once" role="status">
+      <p>
+        <strong>{label}</strong> — copy it now: it will not be shown again.
+      </p>
+      <div className="secret-row">
+        <code data-testid="secret">{secret}</code>
+        <Button
+          onClick={async () => {
+            await navigator.clipboard?.writeText(secret);
+            setCopied(true);
+          }}
+        >
+          {copied ? "Copied" : "Copy"}
+        </Button>
+      </div>
+    </div>
+  );
+}
+
+export function EnvBadge({ name, color }: { name: string; color: string }) {
+  return (
+    <span className="env-badge">
+      <span className="env-dot" style={{ background: color }} aria-hidden="true" />
+      {name}
+    </span>
+  );
+}
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
+// Time renders a timestamp as "3 minutes ago" with the exact time on hover.
+export function Time({ value }: { value?: string | null }) {
+  if (!value) return <span className="muted">—</span>;
+  const d = new Date(value);
+  const seconds = Math.round((d.getTime() - Date.now()) / 1000);
+  const abs = Math.abs(seconds);
+  const text =
+    abs < 60
+      ? relative.format(seconds, "second")
+      : abs < 3600
+        ? relative.format(Math.round(seconds / 60), "minute")
+        : abs < 86400
+          ? relative.format(Math.round(seconds / 3600), "hour")
+          : relative.format(Math.round(seconds / 86400), "day");
+  return (
+    <time dateTime={value} title={d.toLocaleString()}>
+      {text}
+    </time>
+  );
+}

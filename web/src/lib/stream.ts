@@ -1,0 +1,46 @@
+// useFlagStream keeps the flag queries of one environment live: it holds a
+// /stream connection (authenticated by the session cookie) and, after the
+// bootstrap, refreshes the cached flag list and flag on every update.
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import type { Schemas } from "../api/client";
+
+export type StreamState = "connecting" | "live" | "offline";
+
+export const flagKeys = {
+  list: (envId: string) => ["flags", envId] as const,
+  one: (envId: string, key: string) => ["flags", envId, key] as const,
+};
+
+export function useFlagStream(envId: string): StreamState {
+  const queryClient = useQueryClient();
+  const [state, setState] = useState<StreamState>("connecting");
+
+  useEffect(() => {
+    if (!envId || typeof EventSource === "undefined") return;
+    const source = new EventSource(`/stream?environment_id=${encodeURIComponent(envId)}`);
+    let ready = false;
+    setState("connecting");
+    source.addEventListener("ready", () => {
+      ready = true;
+      setState("live");
+      // Anything may have changed while we were away.
+      void queryClient.invalidateQueries({ queryKey: ["flags", envId] });
+    });
+    source.addEventListener("update", (e) => {
+      if (!ready) return; // the bootstrap repeats what the list already shows
+      // Stream flags are segment-expanded; the API's are not, so refetch rather than copy.
+      const update = JSON.parse((e as MessageEvent<string>).data) as Schemas["StreamUpdate"];
+      const key = update.flag?.key ?? update.key;
+      void queryClient.invalidateQueries({ queryKey: flagKeys.list(envId), exact: true });
+      if (key) void queryClient.invalidateQueries({ queryKey: flagKeys.one(envId, key) });
+    });
+    source.onerror = () => {
+      ready = false;
+      setState("offline"); // EventSource reconnects by itself
+    };
+    return () => source.close();
+  }, [envId, queryClient]);
+
+  return state;
+}
