@@ -18,7 +18,7 @@ export function loginMessage(err: unknown, now: Date = new Date()): string | nul
   }
   if (err.status === 401 && typeof err.body.attempts_remaining === "number") {
     const n = err.body.attempts_remaining;
-    return `Wrong email or password. ${n} attempt${n === 1 ? "" : "s"} left before the account is locked for 15 minutes.`;
+    return `Wrong email or password. ${n} attempt${n === 1 ? "" : "s"} left before the account is locked.`;
   }
   return null;
 }
