@@ -20,38 +20,60 @@ REDOCLY ?= npx --yes @redocly/cli@2.77.0
 FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch ./server/httpapi:FuzzCountItems
 FUZZTIME ?= 20s
 
-.PHONY: help generate check-generated vet-sql build services run test test-short \
-	fuzz lint lint-api tidy-check migration ci
+.PHONY: help generate check-generated vet-sql build build-server build-web services run test test-short \
+	test-go test-web test-e2e fuzz lint lint-api tidy-check migration ci
 
 help: ## Show this list of targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-generate: ## Regenerate gen/ (oapi-codegen) and db/ (sqlc)
+generate: web/node_modules/.package-lock.json ## Regenerate gen/ (oapi-codegen), db/ (sqlc) and the dashboard's API types
 	go tool oapi-codegen -config oapi-codegen.yaml api/openapi.yaml
 	mkdir -p gen/apiclient
 	go tool oapi-codegen -generate types,client -package apiclient -o gen/apiclient/client.gen.go api/openapi.yaml
 	$(SQLC) generate
+	cd web && npm run --silent generate
 
 check-generated: generate ## Fail if generated code or go.mod/go.sum are stale
-	@git diff --exit-code -- gen db || { echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; }
-	@untracked="$$(git status --porcelain -- gen db)"; \
+	@git diff --exit-code -- gen db web/src/api || { echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; }
+	@untracked="$$(git status --porcelain -- gen db web/src/api)"; \
 	if [[ -n "$$untracked" ]]; then echo "$$untracked"; echo "uncommitted files in gen/ or db/: commit or delete them" >&2; exit 1; fi
 	go mod tidy -diff
 
 vet-sql: ## Run sqlc vet (rules from sqlc.yaml) against the test database
 	$(SQLC) vet
 
-build: ## Build the server binary to bin/switchyard
+build: build-server build-web ## Build the server (bin/switchyard) and the dashboard (public/)
+
+build-server: ## Build the server binary to bin/switchyard
 	go build -o bin/switchyard .
+
+# npm ci reinstalls web/node_modules whenever package-lock.json changes.
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+build-web: web/node_modules/.package-lock.json ## Type-check and build the dashboard into public/
+	cd web && npm run --silent build
 
 services: ## Start local PostgreSQL and Redis (installs them if missing)
 	bash .ci/services.sh
 
-run: services ## Run the server locally (COOKIE_SECURE=false unless set)
+run: services build-web ## Run the server and dashboard locally on :3000 (COOKIE_SECURE=false unless set)
 	COOKIE_SECURE="$${COOKIE_SECURE:-false}" go run .
 
-test: services ## Run all tests with the race detector against local services
+test: services ## Run every test: Go (race detector), dashboard components, dashboard end to end
+	$(MAKE) test-go
+	$(MAKE) test-web
+	$(MAKE) test-e2e
+
+test-go: ## Go tests with the race detector against local services
 	go test -race -count=1 ./...
+
+test-web: web/node_modules/.package-lock.json ## Dashboard component tests (Vitest)
+	cd web && npx vitest run
+
+test-e2e: build ## Dashboard end-to-end tests: real server and database, headless Chromium (playwright-core)
+	cd web && node --test --test-reporter=spec e2e/
 
 test-short: ## Run the tests that need no services (go test -short)
 	go test -short ./...

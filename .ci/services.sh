@@ -4,7 +4,9 @@
 #   PostgreSQL  127.0.0.1:5432  trust auth for the postgres role on loopback,
 #                               plus role and database "switchyard" (password "switchyard")
 #   Redis       127.0.0.1:6379  nothing kept on disk
-#   node/npx                    for the API linter (make lint-api)
+#   node/npx                    for the API linter and the dashboard (Node.js >= 20.19)
+#   /usr/bin/chromium           Debian's Chromium, driven headless by the dashboard's
+#                               end-to-end tests (playwright-core)
 #
 # It is idempotent: a service that already answers is left alone. Missing packages
 # are installed with apt-get; services are started without systemd (CI machines and
@@ -214,15 +216,29 @@ ensure_redis() {
 # ---------------------------------------------------------------- Node.js
 
 ensure_node() {
-	if have npx && have node; then
-		say "node $(node --version) and npx present"
+	if ! (have npx && have node); then
+		apt_install nodejs npm
+		have npx || die "npx still missing after installing nodejs and npm"
+	fi
+	# Vite 8 needs Node.js 20.19 or newer.
+	node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+		die "node $(node --version) is too old for the dashboard build: Node.js >= 20.19 is needed"
+	say "node $(node --version) and npx present"
+}
+
+# ---------------------------------------------------------------- Chromium
+
+ensure_chromium() {
+	if [[ -x /usr/bin/chromium ]]; then
+		say "chromium present"
 		return 0
 	fi
-	apt_install nodejs npm
-	have npx || die "npx still missing after installing nodejs and npm"
+	apt_install chromium
+	[[ -x /usr/bin/chromium ]] || die "/usr/bin/chromium still missing after installing chromium"
 }
 
 ensure_postgres
 ensure_redis
 ensure_node
+ensure_chromium
 say "ready"

@@ -1,6 +1,6 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { Navigate, useNavigate } from "react-router";
+import { Navigate } from "react-router";
 import { ApiError, unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
 import { Button, ErrorBanner, Field, Loading } from "../../components/ui";
@@ -11,7 +11,6 @@ import { keys, useWorkspace } from "../../lib/session";
 export function Setup() {
   const api = useApi();
   const queryClient = useQueryClient();
-  const navigate = useNavigate();
   const workspace = useWorkspace();
   const [step, setStep] = useState<1 | 2>(1);
   const [form, setForm] = useState({ workspace_name: "", name: "", email: "", password: "" });
@@ -19,7 +18,8 @@ export function Setup() {
   const [busy, setBusy] = useState(false);
 
   if (workspace.isPending) return <Loading />;
-  if (workspace.data?.is_setup_complete) return <Navigate to="/login" replace />;
+  // Once set up (by us or anyone), "/" decides between the dashboard and login.
+  if (workspace.data?.is_setup_complete) return <Navigate to="/" replace />;
 
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   const fieldError = (f: string) => (error instanceof ApiError ? error.fieldError(f) : undefined);
@@ -37,8 +37,8 @@ export function Setup() {
       const body = { ...form, workspace_name: form.workspace_name.trim() || undefined };
       const me = await unwrap(api.POST("/api/auth/setup", { body }));
       queryClient.setQueryData(keys.me, me);
+      // Marking the workspace set up re-renders this page into a redirect to "/".
       await queryClient.invalidateQueries({ queryKey: keys.workspace });
-      navigate("/", { replace: true });
     } catch (err) {
       setError(err);
     } finally {

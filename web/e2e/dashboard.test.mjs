@@ -1,0 +1,178 @@
+// End-to-end: the built dashboard against the real server and database, in
+// Debian's headless Chromium driven by playwright-core. Screenshots of each
+// main screen land in e2e/artifacts/ (docs/dashboard.md shows them).
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startServer } from "./server.mjs";
+
+const artifacts = path.join(path.dirname(fileURLToPath(import.meta.url)), "artifacts");
+mkdirSync(artifacts, { recursive: true });
+
+const ADMIN = { name: "Ada Admin", email: "ada@example.com", password: "correct horse battery" };
+const REVIEWER = { name: "Rey Reviewer", email: "rey@example.com", password: "another long secret" };
+const FLAG = "checkout-redesign";
+const TIMEOUT = 10_000;
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function newPage() {
+  const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(TIMEOUT);
+  const page = await context.newPage();
+  page.on("pageerror", (err) => console.error("page error:", err.message));
+  return page;
+}
+
+function shot(page, name) {
+  return page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+}
+
+async function signIn(page, who) {
+  await page.goto("/");
+  await page.waitForURL(/\/login/);
+  await page.getByLabel("Email").fill(who.email);
+  await page.getByLabel("Password").fill(who.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/flags$/);
+}
+
+async function switchState(page, key) {
+  return page.getByRole("switch", { name: `Enable ${key}` }).getAttribute("aria-checked");
+}
+
+async function eventually(fn, want, what) {
+  const deadline = Date.now() + TIMEOUT;
+  let got;
+  while (Date.now() < deadline) {
+    got = await fn();
+    if (got === want) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(got, want, what);
+}
+
+test("setup, login, flags, live updates, approvals and audit", async (t) => {
+  const admin = await newPage();
+  let flagsURL;
+
+  await t.test("first-run setup wizard creates the admin and signs in", async () => {
+    await admin.goto("/");
+    await admin.waitForURL(/\/setup$/);
+    await admin.getByLabel("Workspace name").fill("Acme");
+    await shot(admin, "01-setup");
+    await admin.getByRole("button", { name: "Continue" }).click();
+    await admin.getByLabel("Your name").fill(ADMIN.name);
+    await admin.getByLabel("Email").fill(ADMIN.email);
+    await admin.getByLabel("Password").fill(ADMIN.password);
+    await admin.getByRole("button", { name: "Create admin and sign in" }).click();
+    await admin.waitForURL(/\/flags$/);
+    flagsURL = new URL(admin.url()).pathname;
+  });
+
+  const watcher = await newPage();
+  await t.test("login tells how many attempts are left, then signs in", async () => {
+    await watcher.goto("/");
+    await watcher.waitForURL(/\/login/);
+    await watcher.getByLabel("Email").fill(ADMIN.email);
+    await watcher.getByLabel("Password").fill("wrong password");
+    await watcher.getByRole("button", { name: "Sign in" }).click();
+    await watcher.getByText(/4 attempts left/).waitFor();
+    await shot(watcher, "02-login");
+    await signIn(watcher, ADMIN);
+  });
+
+  await t.test("create a flag with variants and a rule", async () => {
+    await admin.getByRole("link", { name: "New flag" }).click();
+    await admin.getByLabel("Key", { exact: true }).fill(FLAG);
+    await admin.getByLabel("Name", { exact: true }).fill("Checkout redesign");
+    await admin.getByRole("button", { name: "Add rule" }).click();
+    await shot(admin, "04-flag-editor");
+    await admin.getByRole("button", { name: "Create flag" }).click();
+    await admin.waitForURL(new RegExp(`/flags/${FLAG}$`));
+  });
+
+  await t.test("a toggle reaches a second browser through the stream", async () => {
+    await watcher.goto(flagsURL);
+    await eventually(() => switchState(watcher, FLAG), "false", "watcher sees the new flag, off");
+    await admin.goto(flagsURL);
+    await admin.getByRole("switch", { name: `Enable ${FLAG}` }).click();
+    await eventually(() => switchState(admin, FLAG), "true", "admin sees the flag on");
+    await eventually(() => switchState(watcher, FLAG), "true", "watcher sees the flag on without reloading");
+    await shot(admin, "03-flags");
+  });
+
+  await t.test("require approval on Development and add a reviewer", async () => {
+    await admin.getByRole("link", { name: "Environments" }).click();
+    const approval = admin.getByRole("switch", { name: "Require approval in Development" });
+    await approval.click();
+    await eventually(() => approval.getAttribute("aria-checked"), "true", "approval required");
+    await shot(admin, "10-environments");
+
+    await admin.getByRole("link", { name: "Users" }).click();
+    await admin.getByRole("button", { name: "New user" }).click();
+    await admin.getByLabel("Name", { exact: true }).fill(REVIEWER.name);
+    await admin.getByLabel("Email", { exact: true }).fill(REVIEWER.email);
+    await admin.getByLabel("Password", { exact: true }).fill(REVIEWER.password);
+    await admin.getByLabel("Role", { exact: true }).selectOption("admin");
+    await admin.getByRole("button", { name: "Create user" }).click();
+    await admin.getByRole("cell", { name: REVIEWER.email }).waitFor();
+    await shot(admin, "14-users");
+  });
+
+  await t.test("a toggle now opens a change request instead", async () => {
+    await admin.goto(flagsURL);
+    await admin.getByRole("switch", { name: `Enable ${FLAG}` }).click();
+    await admin.getByText(/waiting for approval/).waitFor();
+    assert.equal(await switchState(admin, FLAG), "true", "the flag is unchanged until approved");
+  });
+
+  await t.test("a second user approves it and the change goes live", async () => {
+    const reviewer = await newPage();
+    await signIn(reviewer, REVIEWER);
+    await reviewer.getByRole("link", { name: "Change requests" }).click();
+    const request = reviewer.getByRole("listitem").filter({ hasText: FLAG });
+    await shot(reviewer, "06-change-requests");
+    await request.getByRole("button", { name: "Approve" }).click();
+    await eventually(() => switchState(watcher, FLAG), "false", "watcher sees the approved change");
+    await reviewer.context().close();
+  });
+
+  await t.test("the audit log shows the change with its diff", async () => {
+    await admin.getByRole("link", { name: "Audit log" }).click();
+    const entry = admin.getByRole("row").filter({ hasText: FLAG }).filter({ hasText: "update" }).first();
+    await entry.getByRole("button", { name: "Show diff" }).click();
+    await admin.getByText("enabled", { exact: true }).first().waitFor();
+    await shot(admin, "07-audit");
+  });
+
+  await admin.context().close();
+  await watcher.context().close();
+});
