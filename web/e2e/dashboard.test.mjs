@@ -112,7 +112,7 @@ test("setup, login, flags, live updates, approvals and audit", async (t) => {
   await t.test("create a flag with variants and a rule", async () => {
     await admin.getByRole("link", { name: "New flag" }).click();
     await admin.getByLabel("Key", { exact: true }).fill(FLAG);
-    await admin.getByLabel("Name", { exact: true }).fill("Checkout redesign");
+    await admin.getByLabel("Description").fill("The new one-page checkout");
     await admin.getByRole("button", { name: "Add rule" }).click();
     await shot(admin, "04-flag-editor");
     await admin.getByRole("button", { name: "Create flag" }).click();
@@ -175,4 +175,113 @@ test("setup, login, flags, live updates, approvals and audit", async (t) => {
 
   await admin.context().close();
   await watcher.context().close();
+});
+
+// api calls the JSON API with the page's session cookie (and the CSRF header).
+async function api(page, method, url, body, headers = {}) {
+  const res = await page.request.fetch(url, {
+    method,
+    data: body === undefined ? undefined : JSON.stringify(body),
+    headers: { "Content-Type": "application/json", "X-Service-Request": "true", ...headers },
+  });
+  const text = await res.text();
+  assert.ok(res.ok(), `${method} ${url}: ${res.status()} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+// seed fills an environment with data worth looking at: a multivariate flag,
+// impressions and conversions for an experiment, a segment, a webhook, a
+// scheduled change and a pending change request.
+async function seed(page) {
+  const [project] = await api(page, "GET", "/api/projects");
+  const env = project.environments.find((e) => e.name === "Development");
+  const envPath = `/api/environments/${env.id}`;
+  await api(page, "POST", `/api/projects/${project.id}/environments/${env.id}/require-approval`, { require_approval: false });
+  const key = await api(page, "POST", `/api/projects/${project.id}/keys`, { name: "e2e web app", environment_id: env.id });
+  await api(page, "POST", `${envPath}/segments`, {
+    key: "beta-testers",
+    name: "Beta testers",
+    description: "People who opted in to early features",
+    rules: [{ attribute: "email", operator: "ends_with", values: ["@acme.test"] }],
+  });
+  await api(page, "POST", `${envPath}/flags`, {
+    key: "pricing-page",
+    is_enabled: true,
+    flag_type: "string",
+    description: "Which pricing page layout to show",
+    default_value: "classic",
+    disabled_value: "classic",
+    variants: [
+      { value: "classic", weight: 50 },
+      { value: "compact", weight: 50 },
+    ],
+    rules: [{ segment_key: "beta-testers", variant: "compact" }],
+    tags: ["growth", "web"],
+    owner_email: ADMIN.email,
+  });
+  const impressions = [];
+  const events = [];
+  for (let i = 0; i < 400; i++) {
+    const variant = i % 2 === 0 ? "classic" : "compact";
+    impressions.push({ flag_key: "pricing-page", user_id: `user-${i}`, value: variant });
+    if (i % (variant === "classic" ? 5 : 3) === 0) events.push({ event_key: "purchase", user_id: `user-${i}`, value: 20 + (i % 7) });
+  }
+  for (const [what, batch] of [["impressions", impressions], ["events", events]]) {
+    const res = await fetch(`${server.url}${envPath}/${what}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key.key}`, "Content-Type": "application/json" },
+      body: JSON.stringify(batch),
+    });
+    assert.equal(res.status, 204, `${what}: ${await res.text()}`);
+  }
+  await api(page, "POST", `${envPath}/experiments`, {
+    key: "pricing-layout",
+    name: "Pricing page layout",
+    flag_key: "pricing-page",
+    goal_event_key: "purchase",
+    control_variant: "classic",
+    description: "Does the compact layout sell more?",
+  });
+  await api(page, "POST", `${envPath}/webhooks`, { name: "Deploy bot", url: "https://hooks.example.com/switchyard", secret: "s3cret" });
+  const tomorrow = new Date(Date.now() + 24 * 3600 * 1000).toISOString();
+  await api(page, "POST", `${envPath}/flags/pricing-page/scheduled-changes`, { scheduled_at: tomorrow, patch: { is_enabled: false } });
+  await api(page, "POST", `/api/projects/${project.id}/environments/${env.id}/require-approval`, { require_approval: true });
+  await api(page, "PATCH", `${envPath}/flags/pricing-page`, { rollout_percentage: 25 });
+}
+
+test("screenshots of every main screen", async () => {
+  const page = await newPage();
+  await signIn(page, ADMIN);
+  await seed(page);
+  const flagsURL = new URL(page.url()).pathname;
+  const base = flagsURL.replace(/\/flags$/, "");
+  const screens = [
+    ["03-flags", "flags", "pricing-page"],
+    ["04-flag-editor", "flags/pricing-page", "pricing-page"],
+    ["05-compare", "diff", "pricing-page"],
+    ["06-change-requests", "change-requests", "pricing-page"],
+    ["07-audit", "audit", "pricing-page"],
+    ["08-scheduled-changes", "schedules", "pricing-page"],
+    ["09-segments", "segments", "beta-testers"],
+    ["11-experiments", "experiments", "pricing-layout"],
+    ["12-experiment-results", "experiments/pricing-layout", "compact"],
+    ["13-impressions", "impressions", "pricing-page"],
+    ["15-integrations", "integrations", "Deploy bot"],
+    ["16-sdk-keys", "keys", "e2e web app"],
+    ["17-members", "members", ADMIN.email],
+    ["10-environments", "settings", "Production"],
+  ];
+  for (const [name, rest, expect] of screens) {
+    await page.goto(`${base}/${rest}`);
+    await page.getByText(expect).first().waitFor();
+    await page.waitForLoadState("networkidle").catch(() => undefined);
+    await shot(page, name);
+  }
+  await page.goto("/account/tokens");
+  await page.getByRole("heading", { level: 1 }).first().waitFor();
+  await shot(page, "18-tokens");
+  await page.goto("/admin/users");
+  await page.getByText(REVIEWER.email).first().waitFor();
+  await shot(page, "14-users");
+  await page.context().close();
 });
