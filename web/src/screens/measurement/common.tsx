@@ -1,0 +1,88 @@
+// Shared pieces of the measurement screens: queries and error display.
+import { useQuery } from "@tanstack/react-query";
+import { ApiError, errorMessage, unwrap } from "../../api/client";
+import { useApi } from "../../api/context";
+import { flagKeys } from "../../lib/stream";
+
+export const measurementKeys = {
+  experiments: (envId: string) => ["experiments", envId] as const,
+  results: (envId: string, key: string) => ["experiments", envId, key, "results"] as const,
+  eventKeys: (envId: string) => ["event-keys", envId] as const,
+  impressionStats: (envId: string) => ["impression-stats", envId] as const,
+  exposure: (envId: string, flagKey: string, days: number) => ["exposure", envId, flagKey, days] as const,
+};
+
+// useFlags is the environment's flag list under the key the live stream refreshes.
+export function useFlags(envId: string) {
+  const api = useApi();
+  return useQuery({
+    queryKey: flagKeys.list(envId),
+    queryFn: () => unwrap(api.GET("/api/environments/{env_id}/flags", { params: { path: { env_id: envId } } })),
+    enabled: Boolean(envId),
+  });
+}
+
+export function useEventKeys(envId: string) {
+  const api = useApi();
+  return useQuery({
+    queryKey: measurementKeys.eventKeys(envId),
+    queryFn: () => unwrap(api.GET("/api/environments/{env_id}/events/keys", { params: { path: { env_id: envId } } })),
+    enabled: Boolean(envId),
+  });
+}
+
+export function isForbidden(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 403;
+}
+
+// Problem shows an API error: a plain permission message for 403, the
+// server's message otherwise, plus the 422 details no field on screen shows.
+export function Problem({
+  error,
+  action,
+  shownFields = [],
+}: {
+  error: unknown;
+  action: string;
+  shownFields?: string[];
+}) {
+  if (!error) return null;
+  if (isForbidden(error)) {
+    return (
+      <div className="banner banner-warning" role="alert">
+        You do not have permission to {action} in this environment. Ask a project admin for the editor role.
+      </div>
+    );
+  }
+  const details =
+    error instanceof ApiError
+      ? error.details.filter((d) => !shownFields.some((f) => d.field === f || d.field.startsWith(f + ".")))
+      : [];
+  return (
+    <div className="banner banner-error" role="alert">
+      <strong>{errorMessage(error)}</strong>
+      {details.length > 0 && (
+        <ul>
+          {details.map((d, i) => (
+            <li key={i}>
+              <code>{d.field}</code>: {d.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+// fieldErr is the server's message for a field, or the 409 duplicate-key message for "key".
+export function fieldErr(error: unknown, field: string): string | undefined {
+  if (!(error instanceof ApiError)) return undefined;
+  if (error.status === 409 && field === "key") return error.message || "An experiment with this key already exists.";
+  if (error.status !== 422) return undefined;
+  return error.fieldError(field);
+}
+
+export function StatusPill({ status }: { status: string }) {
+  const cls = status === "running" ? "pill-success" : status === "paused" ? "pill-warning" : "";
+  return <span className={`pill ${cls}`}>{status}</span>;
+}
