@@ -1,0 +1,244 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { renderScreen, type Call, type Routes } from "../../test/render";
+import { flagKeys } from "../../lib/stream";
+import FlagEditor from "./FlagEditor";
+import { flag, scopeRoutes } from "./fixtures";
+
+const editUrl = "/projects/p1/envs/e1/flags/checkout";
+const editPattern = "/projects/:projectId/envs/:envId/flags/:key";
+const segments = [
+  { id: "s1", environment_id: "e1", name: "Beta users", key: "beta", description: null, rules: [], created_at: "2026-11-01T00:00:00Z" },
+];
+
+function edit(current: ReturnType<typeof flag>, routes: Routes = {}) {
+  return renderScreen(<FlagEditor />, {
+    url: editUrl,
+    pattern: editPattern,
+    routes: {
+      ...scopeRoutes,
+      "GET /api/environments/e1/flags": [current, flag({ key: "auth" })],
+      "GET /api/environments/e1/flags/checkout": current,
+      "GET /api/environments/e1/segments": segments,
+      ...routes,
+    },
+  });
+}
+
+test("creating a flag posts the whole flag with its rule", async () => {
+  const { calls } = renderScreen(<FlagEditor />, {
+    url: "/projects/p1/envs/e1/flags/new",
+    pattern: "/projects/:projectId/envs/:envId/flags/new",
+    routes: {
+      ...scopeRoutes,
+      "GET /api/environments/e1/flags": [],
+      "GET /api/environments/e1/segments": segments,
+      "POST /api/environments/e1/flags": (c: Call) => ({ ...flag(), ...(c.body as object), version: 1 }),
+    },
+  });
+  await userEvent.type(await screen.findByLabelText("Key"), "new-checkout");
+  await userEvent.type(screen.getByLabelText("Description"), "The new checkout");
+  await userEvent.click(screen.getByRole("button", { name: "Add rule" }));
+  await userEvent.type(screen.getByLabelText("Rule 1 Attribute"), "country");
+  await userEvent.selectOptions(screen.getByLabelText("Rule 1 Operator"), "starts_with");
+  await userEvent.type(screen.getByLabelText("Rule 1 Values"), "N{Enter}B");
+  await userEvent.click(screen.getByRole("button", { name: "Add tag" }).previousElementSibling as HTMLElement);
+  await userEvent.keyboard("web{Enter}");
+  await userEvent.click(screen.getByRole("button", { name: "Create flag" }));
+  await waitFor(() => expect(screen.getByTestId("navigated")).toBeInTheDocument());
+  const post = calls.find((c) => c.method === "POST");
+  expect(post?.body).toMatchObject({
+    key: "new-checkout",
+    description: "The new checkout",
+    is_enabled: false,
+    flag_type: "boolean",
+    rollout_percentage: null,
+    rules: [{ attribute: "country", operator: "starts_with", values: ["N", "B"] }],
+    tags: ["web"],
+  });
+});
+
+test("client validation blocks saving and names the fields", async () => {
+  const { calls } = renderScreen(<FlagEditor />, {
+    url: "/projects/p1/envs/e1/flags/new",
+    pattern: "/projects/:projectId/envs/:envId/flags/new",
+    routes: { ...scopeRoutes, "GET /api/environments/e1/flags": [], "GET /api/environments/e1/segments": segments },
+  });
+  await userEvent.type(await screen.findByLabelText("Key"), "has space");
+  await userEvent.click(screen.getByRole("button", { name: "Add rule" }));
+  await userEvent.click(screen.getByRole("button", { name: "Create flag" }));
+  expect(screen.getByLabelText("Key")).toHaveAccessibleDescription(/ASCII letters/);
+  expect(screen.getByLabelText("Rule 1 Attribute")).toHaveAccessibleDescription("is required");
+  expect(calls.some((c) => c.method === "POST")).toBe(false);
+});
+
+test("saving an edit sends only the changed fields and stays with a notice", async () => {
+  const current = flag({ rollout_percentage: 50 });
+  const { calls } = edit(current, {
+    "PATCH /api/environments/e1/flags/checkout": (c: Call) => ({ ...current, ...(c.body as object), version: 4 }),
+  });
+  const slider = await screen.findByLabelText("Rollout percentage");
+  fireEvent.change(slider, { target: { value: "80" } });
+  expect(screen.getByText("80%")).toBeInTheDocument();
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  expect(await screen.findByText("Saved — version 4.")).toBeInTheDocument();
+  expect(calls.find((c) => c.method === "PATCH")?.body).toEqual({ rollout_percentage: 80 });
+});
+
+test("Move up reorders rules in the patch", async () => {
+  const current = flag({
+    rules: [
+      { attribute: "country", operator: "equals", values: ["NL"] },
+      { segment_key: "beta" },
+    ],
+  });
+  const { calls } = edit(current, { "PATCH /api/environments/e1/flags/checkout": current });
+  await userEvent.click(await screen.findByRole("button", { name: "Move rule 2 up" }));
+  expect(screen.getByLabelText("Rule 1 Segment")).toHaveValue("beta");
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  await waitFor(() => expect(calls.some((c) => c.method === "PATCH")).toBe(true));
+  expect(calls.find((c) => c.method === "PATCH")?.body).toEqual({
+    rules: [{ segment_key: "beta" }, { attribute: "country", operator: "equals", values: ["NL"] }],
+  });
+});
+
+test("a 422 detail appears next to the rule field it names", async () => {
+  const current = flag({
+    rules: [
+      { attribute: "country", operator: "equals", values: ["NL"] },
+      { attribute: "plan", operator: "equals", values: ["pro"] },
+    ],
+  });
+  edit(current, {
+    "PATCH /api/environments/e1/flags/checkout": {
+      status: 422,
+      body: { error: "rules.1.values: bad", details: [{ field: "rules[1].values", message: "must not contain that value" }] },
+    },
+  });
+  await userEvent.type(await screen.findByLabelText("Description"), "!");
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  await waitFor(() =>
+    expect(screen.getByLabelText("Rule 2 Values")).toHaveAccessibleDescription(/must not contain that value/),
+  );
+  expect(screen.getByLabelText("Rule 1 Values")).not.toHaveAccessibleDescription(/must not contain/);
+});
+
+test("variant weights show their shares and a zero sum blocks saving", async () => {
+  const current = flag({ flag_type: "string", default_value: "a", disabled_value: "off" });
+  const { calls } = edit(current, { "PATCH /api/environments/e1/flags/checkout": current });
+  await userEvent.click(await screen.findByRole("button", { name: "Add variant" }));
+  await userEvent.click(screen.getByRole("button", { name: "Add variant" }));
+  await userEvent.type(screen.getByLabelText("Variant 1 value"), "blue");
+  await userEvent.type(screen.getByLabelText("Variant 1 weight"), "60");
+  await userEvent.type(screen.getByLabelText("Variant 2 value"), "green");
+  await userEvent.type(screen.getByLabelText("Variant 2 weight"), "30");
+  expect(screen.getByTestId("weight-sum")).toHaveTextContent("sum 90 ✓");
+  expect(screen.getByText("66.7%")).toBeInTheDocument();
+  await userEvent.clear(screen.getByLabelText("Variant 1 weight"));
+  await userEvent.type(screen.getByLabelText("Variant 1 weight"), "70");
+  expect(screen.getByTestId("weight-sum")).toHaveTextContent("sum 100% ✓");
+  await userEvent.clear(screen.getByLabelText("Variant 1 weight"));
+  await userEvent.type(screen.getByLabelText("Variant 1 weight"), "0");
+  await userEvent.clear(screen.getByLabelText("Variant 2 weight"));
+  await userEvent.type(screen.getByLabelText("Variant 2 weight"), "0");
+  expect(screen.getByTestId("weight-sum")).toHaveTextContent("sum 0 ✗");
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  expect(calls.some((c) => c.method === "PATCH")).toBe(false);
+});
+
+test("saving in an approval environment shows the change request", async () => {
+  const current = flag();
+  edit(current, {
+    "PATCH /api/environments/e1/flags/checkout": {
+      status: 202,
+      body: {
+        id: 9,
+        environment_id: "e1",
+        flag_key: "checkout",
+        patch: { is_enabled: false },
+        requested_by: "a@example.com",
+        status: "pending",
+        reviewed_by: null,
+        reason: null,
+        created_at: "2026-11-22T00:00:00Z",
+        reviewed_at: null,
+      },
+    },
+  });
+  await userEvent.click(await screen.findByRole("switch", { name: "Enabled" }));
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  const notice = await screen.findByText(/Change request #9/);
+  expect(notice).toHaveTextContent("waiting for approval");
+  expect(within(notice).getByRole("link")).toHaveAttribute("href", "/projects/p1/envs/e1/change-requests");
+});
+
+test("a server update replaces a clean form but not a dirty one", async () => {
+  let current = flag({ description: "v3" });
+  const { queryClient } = edit(current, { "GET /api/environments/e1/flags/checkout": () => current });
+  expect(await screen.findByLabelText("Description")).toHaveValue("v3");
+  current = flag({ description: "v4", version: 4 });
+  await queryClient.invalidateQueries({ queryKey: flagKeys.one("e1", "checkout") });
+  await waitFor(() => expect(screen.getByLabelText("Description")).toHaveValue("v4"));
+  await userEvent.type(screen.getByLabelText("Description"), " mine");
+  current = flag({ description: "v5", version: 5 });
+  await queryClient.invalidateQueries({ queryKey: flagKeys.one("e1", "checkout") });
+  expect(await screen.findByText(/now version 5/)).toBeInTheDocument();
+  expect(screen.getByLabelText("Description")).toHaveValue("v4 mine");
+});
+
+test("delete asks first, then deletes", async () => {
+  const { calls } = edit(flag(), { "DELETE /api/environments/e1/flags/checkout": { status: 204 } });
+  await userEvent.click(await screen.findByRole("button", { name: "Delete" }));
+  expect(calls.some((c) => c.method === "DELETE")).toBe(false);
+  const dialog = screen.getByRole("dialog", { name: "Delete checkout?" });
+  await userEvent.click(within(dialog).getByRole("button", { name: "Delete flag" }));
+  await waitFor(() => expect(screen.getByTestId("navigated")).toBeInTheDocument());
+  expect(calls.some((c) => c.method === "DELETE" && c.path === "/api/environments/e1/flags/checkout")).toBe(true);
+});
+
+test("dragging a rule onto another reorders, and prerequisites are sent with their required value", async () => {
+  const current = flag({
+    rules: [
+      { attribute: "a", operator: "equals", values: ["1"] },
+      { attribute: "b", operator: "equals", values: ["2"] },
+      { attribute: "c", operator: "equals", values: ["3"] },
+    ],
+  });
+  const { calls } = edit(current, { "PATCH /api/environments/e1/flags/checkout": current });
+  await screen.findByLabelText("Rule 3 Attribute");
+  const handles = document.querySelectorAll(".drag-handle");
+  const items = screen.getAllByRole("listitem");
+  fireEvent.dragStart(handles[2]!);
+  fireEvent.dragOver(items[0]!);
+  fireEvent.drop(items[0]!);
+  expect(screen.getByLabelText("Rule 1 Attribute")).toHaveValue("c");
+  await userEvent.click(screen.getByRole("button", { name: "Add prerequisite" }));
+  await userEvent.selectOptions(screen.getByLabelText("Prerequisite 1 flag"), "auth");
+  await userEvent.type(screen.getByLabelText("Prerequisite 1 required value"), "true");
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  await waitFor(() => expect(calls.some((c) => c.method === "PATCH")).toBe(true));
+  const body = calls.find((c) => c.method === "PATCH")?.body as { rules: { attribute: string }[]; prerequisites: unknown };
+  expect(body.rules.map((r) => r.attribute)).toEqual(["c", "a", "b"]);
+  expect(body.prerequisites).toEqual([{ flag_key: "auth", required_value: true }]);
+});
+
+test("archive keeps unsaved edits and flips to Unarchive", async () => {
+  const current = flag();
+  const { calls } = edit(current, {
+    "POST /api/environments/e1/flags/checkout/archive": { ...current, archived_at: "2026-11-22T00:00:00Z", version: 4 },
+  });
+  await userEvent.type(await screen.findByLabelText("Description"), " edited");
+  await userEvent.click(screen.getByRole("button", { name: "Archive" }));
+  expect(await screen.findByText("Flag archived.")).toBeInTheDocument();
+  expect(screen.getByRole("button", { name: "Unarchive" })).toBeInTheDocument();
+  expect(screen.getByLabelText("Description")).toHaveValue("New checkout edited");
+  expect(screen.queryByText(/Someone changed this flag/)).not.toBeInTheDocument();
+  expect(calls.some((c) => c.method === "POST" && c.path.endsWith("/archive"))).toBe(true);
+});
+
+test("403 on save reads as a permission problem", async () => {
+  edit(flag(), { "PATCH /api/environments/e1/flags/checkout": { status: 403, body: { error: "insufficient role" } } });
+  await userEvent.type(await screen.findByLabelText("Description"), "!");
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  expect(await screen.findByText(/You do not have permission to change flags/)).toBeInTheDocument();
+});

@@ -1,0 +1,45 @@
+// Pieces the three flag screens share: the PATCH call that may open a change
+// request (202), its notice, and errors that read well for 403.
+import { Link } from "react-router";
+import { ApiError, type Api } from "../../api/client";
+import { ErrorBanner, Notice } from "../../components/ui";
+import { envPath } from "../../lib/session";
+import { isChangeRequest, type ChangeRequest, type Flag, type FlagPatch } from "./flagform";
+
+export type PatchOutcome = { kind: "flag"; flag: Flag } | { kind: "change_request"; changeRequest: ChangeRequest };
+
+// patchFlag sends a JSON merge patch; an environment that requires approval
+// answers 202 with a change request and leaves the flag unchanged.
+export async function patchFlag(api: Api, envId: string, key: string, patch: FlagPatch): Promise<PatchOutcome> {
+  const { data, error, response } = await api.PATCH("/api/environments/{env_id}/flags/{key}", {
+    params: { path: { env_id: envId, key } },
+    body: patch,
+    headers: { "Content-Type": "application/merge-patch+json" },
+  });
+  if (!response.ok) throw new ApiError(response.status, error);
+  if (response.status === 202 && isChangeRequest(data)) return { kind: "change_request", changeRequest: data };
+  return { kind: "flag", flag: data as Flag };
+}
+
+export function ChangeRequestNotice({ cr, projectId, envId }: { cr: ChangeRequest; projectId: string; envId: string }) {
+  return (
+    <Notice kind="warning">
+      Change request #{cr.id} created for <code>{cr.flag_key}</code> — waiting for approval. The flag stays unchanged until
+      it is approved.{" "}
+      <Link to={envPath(projectId, envId, "change-requests")}>Open change requests</Link>
+    </Notice>
+  );
+}
+
+// FlagError shows an API error; a 403 reads as a permission problem.
+export function FlagError({ error, action }: { error: unknown; action: string }) {
+  if (!error) return null;
+  if (error instanceof ApiError && error.status === 403) {
+    return (
+      <div className="banner banner-error" role="alert">
+        <strong>You do not have permission to {action}.</strong> <span>{error.message}</span>
+      </div>
+    );
+  }
+  return <ErrorBanner error={error} />;
+}
