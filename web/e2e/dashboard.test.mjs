@@ -64,6 +64,10 @@ async function signIn(page, who) {
   await page.waitForURL(/\/flags$/);
 }
 
+function envIdOf(page) {
+  return new URL(page.url()).pathname.split("/")[4];
+}
+
 async function switchState(page, key) {
   return page.getByRole("switch", { name: `Enable ${key}` }).getAttribute("aria-checked");
 }
@@ -79,7 +83,20 @@ async function eventually(fn, want, what) {
   assert.equal(got, want, what);
 }
 
-test("setup, login, flags, live updates, approvals and audit", async (t) => {
+test("setup, login, flags, live updates, approvals and audit", async (root) => {
+  // Each step builds on the one before: after a failure the rest only add noise.
+  let failed = false;
+  const t = {
+    test: (name, fn) =>
+      root.test(name, { skip: failed && "an earlier step failed" }, async () => {
+        try {
+          await fn();
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
+      }),
+  };
   const admin = await newPage();
   let flagsURL;
 
@@ -110,13 +127,28 @@ test("setup, login, flags, live updates, approvals and audit", async (t) => {
   });
 
   await t.test("create a flag with variants and a rule", async () => {
-    await admin.getByRole("link", { name: "New flag" }).click();
+    await admin.getByRole("link", { name: "New flag" }).first().click();
     await admin.getByLabel("Key", { exact: true }).fill(FLAG);
     await admin.getByLabel("Description").fill("The new one-page checkout");
+    await admin.getByLabel("Type", { exact: true }).selectOption("string");
+    await admin.getByLabel("Default value").fill("classic");
+    await admin.getByLabel("Off value").fill("classic");
+    for (const [i, value, weight] of [[1, "classic", "50"], [2, "one-page", "50"]]) {
+      await admin.getByRole("button", { name: "Add variant" }).click();
+      await admin.getByLabel(`Variant ${i} value`).fill(value);
+      await admin.getByLabel(`Variant ${i} weight`).fill(weight);
+    }
     await admin.getByRole("button", { name: "Add rule" }).click();
-    await shot(admin, "04-flag-editor");
+    await admin.getByLabel("Rule 1 Attribute").fill("country");
+    await admin.getByLabel("Rule 1 Operator").selectOption("equals");
+    await admin.getByLabel("Rule 1 Values").fill("NL\nBE");
+    await admin.getByLabel("Rule 1 Serves").fill("one-page");
     await admin.getByRole("button", { name: "Create flag" }).click();
     await admin.waitForURL(new RegExp(`/flags/${FLAG}$`));
+    const flag = await api(admin, "GET", `/api/environments/${envIdOf(admin)}/flags/${FLAG}`);
+    assert.equal(flag.flag_type, "string");
+    assert.deepEqual(flag.variants.map((v) => [v.value, v.weight]), [["classic", 50], ["one-page", 50]]);
+    assert.deepEqual(flag.rules, [{ attribute: "country", operator: "equals", values: ["NL", "BE"], variant: "one-page" }]);
   });
 
   await t.test("a toggle reaches a second browser through the stream", async () => {
@@ -143,7 +175,7 @@ test("setup, login, flags, live updates, approvals and audit", async (t) => {
     await admin.getByLabel("Password", { exact: true }).fill(REVIEWER.password);
     await admin.getByLabel("Role", { exact: true }).selectOption("admin");
     await admin.getByRole("button", { name: "Create user" }).click();
-    await admin.getByRole("cell", { name: REVIEWER.email }).waitFor();
+    await admin.getByRole("cell", { name: REVIEWER.email, exact: true }).waitFor();
     await shot(admin, "14-users");
   });
 
@@ -169,7 +201,7 @@ test("setup, login, flags, live updates, approvals and audit", async (t) => {
     await admin.getByRole("link", { name: "Audit log" }).click();
     const entry = admin.getByRole("row").filter({ hasText: FLAG }).filter({ hasText: "update" }).first();
     await entry.getByRole("button", { name: "Show diff" }).click();
-    await admin.getByText("enabled", { exact: true }).first().waitFor();
+    await admin.getByRole("rowheader", { name: /is_enabled/ }).first().waitFor();
     await shot(admin, "07-audit");
   });
 
@@ -247,6 +279,9 @@ async function seed(page) {
   await api(page, "POST", `${envPath}/flags/pricing-page/scheduled-changes`, { scheduled_at: tomorrow, patch: { is_enabled: false } });
   await api(page, "POST", `/api/projects/${project.id}/environments/${env.id}/require-approval`, { require_approval: true });
   await api(page, "PATCH", `${envPath}/flags/pricing-page`, { rollout_percentage: 25 });
+  const users = await api(page, "GET", "/api/users");
+  const reviewer = users.find((u) => u.email === REVIEWER.email);
+  await api(page, "POST", `/api/projects/${project.id}/members`, { user_id: reviewer.id, role: "editor" });
 }
 
 test("screenshots of every main screen", async () => {
@@ -268,12 +303,14 @@ test("screenshots of every main screen", async () => {
     ["13-impressions", "impressions", "pricing-page"],
     ["15-integrations", "integrations", "Deploy bot"],
     ["16-sdk-keys", "keys", "e2e web app"],
-    ["17-members", "members", ADMIN.email],
+    ["17-members", "members", REVIEWER.email],
     ["10-environments", "settings", "Production"],
   ];
   for (const [name, rest, expect] of screens) {
     await page.goto(`${base}/${rest}`);
-    await page.getByText(expect).first().waitFor();
+    await page.getByText(expect).filter({ visible: true }).first().waitFor().catch((err) => {
+      throw new Error(`${name}: ${err.message}`);
+    });
     await page.waitForLoadState("networkidle").catch(() => undefined);
     await shot(page, name);
   }
