@@ -45,10 +45,22 @@ export class ApiError extends Error {
 
   // fieldError is the message for one field, matching "field" or "field.sub"/"field[0]".
   fieldError(field: string): string | undefined {
-    return this.details.find(
-      (d) => d.field === field || d.field.startsWith(field + ".") || d.field.startsWith(field + "["),
-    )?.message;
+    return this.details.find((d) => isUnder(d.field, field))?.message;
   }
+}
+
+// isUnder: does a detail's field path ("rules[0].values") belong to field ("rules")?
+export function isUnder(path: string, field: string): boolean {
+  return path === field || path.startsWith(field + ".") || path.startsWith(field + "[");
+}
+
+export function isForbidden(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 403;
+}
+
+// fieldErrorOf is the server's message for one form field, if err is an ApiError.
+export function fieldErrorOf(err: unknown, field: string): string | undefined {
+  return err instanceof ApiError ? err.fieldError(field) : undefined;
 }
 
 type Result<T> = { data?: T; error?: unknown; response: Response };

@@ -8,7 +8,7 @@ import {
   type ReactElement,
   type ReactNode,
 } from "react";
-import { ApiError, errorMessage } from "../api/client";
+import { ApiError, errorMessage, isForbidden, isUnder } from "../api/client";
 
 type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & {
   variant?: "primary" | "secondary" | "danger" | "ghost";
@@ -63,10 +63,29 @@ export function Field({
   );
 }
 
-// ErrorBanner shows an API error's message and, for 422, each field's detail.
-export function ErrorBanner({ error }: { error: unknown }) {
+// ErrorBanner is the one error banner of every screen (the screens used to
+// have four of their own). It shows an API error's message and its 422 field
+// details. With `action`, a 403 reads as a permission problem plus the
+// server's reason. Details of `shownFields` are left to the form, which shows
+// them next to their inputs; when that is all of them the banner points there.
+export function ErrorBanner({ error, action, shownFields = [] }: { error: unknown; action?: string; shownFields?: string[] }) {
   if (!error) return null;
-  const details = error instanceof ApiError ? error.details : [];
+  if (action && isForbidden(error)) {
+    return (
+      <div className="banner banner-error" role="alert">
+        <strong>You do not have permission to {action}.</strong> <span>{error.message}</span>
+      </div>
+    );
+  }
+  const all = error instanceof ApiError ? error.details : [];
+  const details = all.filter((d) => !shownFields.some((f) => isUnder(d.field, f)));
+  if (all.length > 0 && details.length === 0) {
+    return (
+      <div className="banner banner-error" role="alert">
+        Check the fields marked above.
+      </div>
+    );
+  }
   return (
     <div className="banner banner-error" role="alert">
       <strong>{errorMessage(error)}</strong>
@@ -180,6 +199,57 @@ export function Modal({ title, onClose, children }: { title: string; onClose: ()
         {children}
       </div>
     </div>
+  );
+}
+
+// ConfirmDialog asks before a destructive action and shows that action's
+// error (a 403 worded with `action`); with requireText the user must type that
+// text (e.g. a project's name) to enable it. Shared by every screen.
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  cancelLabel = "Cancel",
+  variant = "danger",
+  busy,
+  error,
+  action,
+  requireText,
+  onConfirm,
+  onClose,
+}: {
+  title: string;
+  children: ReactNode;
+  confirmLabel: ReactNode;
+  cancelLabel?: string;
+  variant?: "danger" | "primary";
+  busy?: boolean;
+  error?: unknown;
+  action?: string;
+  requireText?: string;
+  onConfirm: () => void;
+  onClose: () => void;
+}) {
+  const [typed, setTyped] = useState("");
+  const blocked = requireText !== undefined && typed !== requireText;
+  return (
+    <Modal title={title} onClose={onClose}>
+      <div className="stack">
+        <div>{children}</div>
+        {requireText !== undefined && (
+          <Field label={`Type “${requireText}” to confirm`}>
+            {(p) => <input {...p} value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />}
+          </Field>
+        )}
+        <ErrorBanner error={error} action={action} />
+        <div className="row">
+          <Button variant={variant} busy={busy} disabled={blocked} onClick={onConfirm}>
+            {confirmLabel}
+          </Button>
+          <Button onClick={onClose}>{cancelLabel}</Button>
+        </div>
+      </div>
+    </Modal>
   );
 }
 

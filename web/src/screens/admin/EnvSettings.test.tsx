@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
 import EnvSettings, { toPickerColor } from "./EnvSettings";
-import { envUrl, scopeRoutes } from "./fixtures";
+import { envUrl, scopeRoutes } from "../../test/fixtures";
 
 const envs = [
   { id: "e1", project_id: "p1", name: "Production", slug: "production", color: "#d92d20", is_default: false, require_approval: false, created_at: "2026-01-01T00:00:00Z" },

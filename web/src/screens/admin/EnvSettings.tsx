@@ -3,12 +3,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { useNavigate } from "react-router";
-import { ApiError, unwrap, type Schemas } from "../../api/client";
+import { fieldErrorOf, ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Field, Loading, Notice, PageHeader, Toggle } from "../../components/ui";
+import { Button, ConfirmDialog, ErrorBanner, Field, Loading, Notice, PageHeader, Toggle } from "../../components/ui";
 import { keys, useScope } from "../../lib/session";
 import "./admin.css";
-import { ApiErrorBanner, ConfirmDialog, fieldErrorOf } from "./shared";
 
 type Environment = Schemas["Environment"];
 
@@ -64,7 +63,7 @@ export default function EnvSettings() {
         {envs.isPending && projectId ? (
           <Loading />
         ) : envs.error ? (
-          <ApiErrorBanner error={envs.error} />
+          <ErrorBanner action="change this project's environments" error={envs.error} />
         ) : (
           <div className="env-cards">
             {list.map((env) => (
@@ -200,14 +199,14 @@ function EnvCard({
           </span>
         </span>
       </div>
-      <ApiErrorBanner error={approval.error} />
+      <ErrorBanner action="change this project's environments" error={approval.error} />
       <form onSubmit={submit} noValidate className="form-stack">
         <Field label="Name" error={local.name ?? fieldErrorOf(save.error, "name")}>
           {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} />}
         </Field>
         <ColorInput value={color} onChange={setColor} error={local.color ?? fieldErrorOf(save.error, "color")} envName={env.name} />
         {save.error && !fieldErrorOf(save.error, "name") && !fieldErrorOf(save.error, "color") && (
-          <ApiErrorBanner error={save.error} />
+          <ErrorBanner action="change this project's environments" error={save.error} />
         )}
         <div className="row">
           <Button type="submit" variant="primary" className="btn-small" busy={save.isPending} disabled={!dirty}>
@@ -232,10 +231,11 @@ function EnvCard({
             Delete
           </Button>
         </div>
-        <ApiErrorBanner error={makeDefault.error} />
+        <ErrorBanner action="change this project's environments" error={makeDefault.error} />
       </form>
       {confirmDelete && (
         <ConfirmDialog
+          action="change this project's environments"
           title={`Delete ${env.name}?`}
           confirmLabel="Delete environment"
           busy={remove.isPending}
@@ -312,7 +312,7 @@ function NewEnvironment({ projectId, onCreated }: { projectId: string; onCreated
       </form>
       {err && !fieldErrorOf(err, "name") && !slugErr && !fieldErrorOf(err, "color") && (
         <div style={{ marginTop: 12 }}>
-          <ApiErrorBanner error={err} />
+          <ErrorBanner action="change this project's environments" error={err} />
         </div>
       )}
     </section>
@@ -359,7 +359,7 @@ function ProjectSection({ projectId, name, onRenamed }: { projectId: string; nam
           Rename project
         </Button>
       </form>
-      {rename.error && !fieldErrorOf(rename.error, "name") && <ApiErrorBanner error={rename.error} />}
+      {rename.error && !fieldErrorOf(rename.error, "name") && <ErrorBanner action="change this project's environments" error={rename.error} />}
       <hr />
       <p>Deleting the project deletes its environments, flags, SDK keys and impressions. It cannot be undone.</p>
       <Button
@@ -373,6 +373,7 @@ function ProjectSection({ projectId, name, onRenamed }: { projectId: string; nam
       </Button>
       {confirmDelete && (
         <ConfirmDialog
+          action="delete this project"
           title={`Delete ${name}?`}
           confirmLabel="Delete this project"
           busy={remove.isPending}

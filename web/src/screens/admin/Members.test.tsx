@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
-import { envUrl, me, scopeRoutes } from "./fixtures";
+import { envUrl, me, scopeRoutes } from "../../test/fixtures";
 import Members from "./Members";
 
 const members = [

@@ -1,12 +1,12 @@
 // Project members: list, add (pick a workspace user, or by user id), change role, remove.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { unwrap, type Schemas } from "../../api/client";
+import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Empty, Field, Loading, Notice, PageHeader } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader } from "../../components/ui";
 import { isAdmin, keys, useScope } from "../../lib/session";
 import "./admin.css";
-import { ApiErrorBanner, ConfirmDialog, fieldErrorOf, ROLE_HINT, ROLES } from "./shared";
+import { ROLE_HINT, ROLES } from "./shared";
 import { usersKey } from "./Users";
 
 type Member = Schemas["Member"];
@@ -85,11 +85,11 @@ export default function Members() {
       />
 
       {status && <Notice kind="success">{status}</Notice>}
-      <ApiErrorBanner error={changeRole.error} />
+      <ErrorBanner action="manage the members of this project" error={changeRole.error} />
       {members.isPending && projectId ? (
         <Loading />
       ) : members.error ? (
-        <ApiErrorBanner error={members.error} />
+        <ErrorBanner action="manage the members of this project" error={members.error} />
       ) : (members.data ?? []).length === 0 ? (
         <Empty title="No members yet">Add people above.</Empty>
       ) : (
@@ -151,6 +151,7 @@ export default function Members() {
       )}
       {removing && (
         <ConfirmDialog
+          action="manage the members of this project"
           title={`Remove ${removing.name}?`}
           confirmLabel="Remove member"
           busy={remove.isPending}
@@ -245,7 +246,7 @@ function AddMember({
       </form>
       {add.error && !fieldErrorOf(add.error, "user_id") && (
         <div style={{ marginTop: 12 }}>
-          <ApiErrorBanner error={add.error} />
+          <ErrorBanner action="manage the members of this project" error={add.error} />
         </div>
       )}
     </section>

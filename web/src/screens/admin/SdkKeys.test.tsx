@@ -1,7 +1,7 @@
 import { screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
-import { envUrl, scopeRoutes } from "./fixtures";
+import { envUrl, scopeRoutes } from "../../test/fixtures";
 import SdkKeys from "./SdkKeys";
 
 const prodKey = {

@@ -1,12 +1,11 @@
 // The project's SDK keys: list, create for an environment (shown once), revoke.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { unwrap, type Schemas } from "../../api/client";
+import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, EnvBadge, Empty, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, EnvBadge, ErrorBanner, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
 import { useScope } from "../../lib/session";
 import "./admin.css";
-import { ApiErrorBanner, ConfirmDialog, fieldErrorOf } from "./shared";
 
 type SdkKey = Schemas["SdkKey"];
 
@@ -96,7 +95,7 @@ export default function SdkKeys() {
             Create key
           </Button>
         </form>
-        {create.error && <ApiErrorBanner error={create.error} />}
+        {create.error && <ErrorBanner action="manage SDK keys" error={create.error} />}
         {create.data && (
           <div style={{ marginTop: 12 }}>
             <SecretOnce label={`SDK key “${create.data.name}” for ${create.data.environment_name}`} secret={create.data.key} />
@@ -108,7 +107,7 @@ export default function SdkKeys() {
       {list.isPending && projectId ? (
         <Loading />
       ) : list.error ? (
-        <ApiErrorBanner error={list.error} />
+        <ErrorBanner action="manage SDK keys" error={list.error} />
       ) : rows.length === 0 ? (
         <Empty title="No SDK keys">Create one above for each service that evaluates flags.</Empty>
       ) : (
@@ -159,6 +158,7 @@ export default function SdkKeys() {
       )}
       {revoking && (
         <ConfirmDialog
+          action="manage SDK keys"
           title={`Revoke “${revoking.name}”?`}
           confirmLabel="Revoke key"
           busy={revoke.isPending}

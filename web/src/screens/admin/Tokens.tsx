@@ -1,11 +1,10 @@
 // The signed-in user's personal access tokens: list, create (shown once), revoke.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { unwrap, type Schemas } from "../../api/client";
+import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Empty, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
 import "./admin.css";
-import { ApiErrorBanner, ConfirmDialog, fieldErrorOf } from "./shared";
 
 type Token = Schemas["Token"];
 const tokensKey = ["tokens"] as const;
@@ -99,7 +98,7 @@ export default function Tokens() {
             Create token
           </Button>
         </form>
-        {create.error && <ApiErrorBanner error={create.error} />}
+        {create.error && <ErrorBanner action="manage access tokens" error={create.error} />}
         {create.data && (
           <div style={{ marginTop: 12 }}>
             <SecretOnce label={`Token “${create.data.name}”`} secret={create.data.token} />
@@ -111,7 +110,7 @@ export default function Tokens() {
       {tokens.isPending ? (
         <Loading />
       ) : tokens.error ? (
-        <ApiErrorBanner error={tokens.error} />
+        <ErrorBanner action="manage access tokens" error={tokens.error} />
       ) : tokens.data.length === 0 ? (
         <Empty title="No tokens">Create one above to call the API from scripts.</Empty>
       ) : (
@@ -177,6 +176,7 @@ export default function Tokens() {
       )}
       {revoking && (
         <ConfirmDialog
+          action="manage access tokens"
           title={`Revoke “${revoking.name}”?`}
           confirmLabel="Revoke token"
           busy={revoke.isPending}

@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
-import { me } from "./fixtures";
+import { me } from "../../test/fixtures";
 import Users from "./Users";
 
 const alice = { id: 2, name: "Alice", email: "alice@example.com", role: "editor", created_at: "2026-01-02T00:00:00Z" };

@@ -1,12 +1,12 @@
 // Workspace users (workspace admins): list, create, edit name/role, delete.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { ApiError, unwrap, type Schemas } from "../../api/client";
+import { fieldErrorOf, ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Empty, Field, Loading, Modal, Notice, PageHeader, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Modal, Notice, PageHeader, Time } from "../../components/ui";
 import { keys, useMe } from "../../lib/session";
 import "./admin.css";
-import { ApiErrorBanner, ConfirmDialog, fieldErrorOf, ROLES } from "./shared";
+import { ROLES } from "./shared";
 
 type User = Schemas["User"];
 export const usersKey = ["users"] as const;
@@ -64,7 +64,7 @@ export default function Users() {
       {users.isPending ? (
         <Loading />
       ) : users.error ? (
-        <ApiErrorBanner error={users.error} />
+        <ErrorBanner action="manage workspace users" error={users.error} />
       ) : users.data.length === 0 ? (
         <Empty title="No users yet" />
       ) : (
@@ -139,6 +139,7 @@ export default function Users() {
       )}
       {deleting && (
         <ConfirmDialog
+          action="manage workspace users"
           title={`Delete ${deleting.name}?`}
           confirmLabel="Delete user"
           busy={remove.isPending}
@@ -235,7 +236,7 @@ function UserForm({ user, onClose, onDone }: { user?: User; onClose: () => void;
           )}
         </Field>
         {user && <p className="muted">Passwords cannot be changed here; the API has no password reset.</p>}
-        <ApiErrorBanner error={bannerErr} />
+        <ErrorBanner action="manage workspace users" error={bannerErr} />
         <div className="row">
           <Button type="submit" variant="primary" busy={save.isPending}>
             {user ? "Save changes" : "Create user"}

@@ -1,7 +1,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { useNavigate } from "react-router";
-import { ApiError, unwrap, type Schemas } from "../../api/client";
+import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
 import { Button, ErrorBanner, Field, SecretOnce } from "../../components/ui";
 import { envPath, keys } from "../../lib/session";
@@ -52,7 +52,7 @@ export function CreateProject({ onDone }: { onDone?: () => void }) {
   return (
     <form onSubmit={submit} noValidate>
       <ErrorBanner error={error} />
-      <Field label="Project name" error={error instanceof ApiError ? error.fieldError("name") : undefined}>
+      <Field label="Project name" error={fieldErrorOf(error, "name")}>
         {(p) => <input {...p} value={name} onChange={(e) => setName(e.target.value)} maxLength={100} required />}
       </Field>
       <Button type="submit" variant="primary" busy={busy} disabled={!name.trim()}>

@@ -1,7 +1,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Navigate } from "react-router";
-import { ApiError, unwrap } from "../../api/client";
+import { fieldErrorOf, unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
 import { Button, ErrorBanner, Field, Loading } from "../../components/ui";
 import { keys, useWorkspace } from "../../lib/session";
@@ -22,7 +22,7 @@ export function Setup() {
   if (workspace.data?.is_setup_complete) return <Navigate to="/" replace />;
 
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
-  const fieldError = (f: string) => (error instanceof ApiError ? error.fieldError(f) : undefined);
+  const fieldError = (f: string) => fieldErrorOf(error, f);
   const short = form.password.length > 0 && form.password.length < 8;
 
   async function submit(e: FormEvent) {

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
 import FlagDiff from "./FlagDiff";
-import { flag, scopeRoutes } from "./fixtures";
+import { flag, scopeRoutes } from "../../test/fixtures";
 
 const url = "/projects/p1/envs/e2/diff";
 const pattern = "/projects/:projectId/envs/:envId/diff";
@@ -24,7 +24,7 @@ test("compares the current environment with the default one and hides identical 
   const { calls } = renderScreen(<FlagDiff />, {
     url,
     pattern,
-    routes: { ...scopeRoutes, "GET /api/projects/p1/flags/diff": entries },
+    routes: { ...scopeRoutes(), "GET /api/projects/p1/flags/diff": entries },
   });
   expect(await screen.findByText(/1 different · 1 only in Staging · 1 only in Production · 1 identical/)).toBeInTheDocument();
   const diff = calls.find((c) => c.path === "/api/projects/p1/flags/diff");
@@ -39,7 +39,7 @@ test("compares the current environment with the default one and hides identical 
 });
 
 test("a different flag opens side by side with its changed field marked", async () => {
-  renderScreen(<FlagDiff />, { url, pattern, routes: { ...scopeRoutes, "GET /api/projects/p1/flags/diff": entries } });
+  renderScreen(<FlagDiff />, { url, pattern, routes: { ...scopeRoutes(), "GET /api/projects/p1/flags/diff": entries } });
   await userEvent.click(await screen.findByRole("button", { name: "Compare checkout" }));
   const header = screen.getByRole("rowheader", { name: /rollout_percentage/ });
   expect(header).toHaveTextContent("(changed)");
@@ -54,7 +54,7 @@ test("promote confirms, then posts to the source with the target id", async () =
     url,
     pattern,
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/projects/p1/flags/diff": entries,
       "POST /api/environments/e2/flags/checkout/promote": flag({ rollout_percentage: 50 }),
     },
@@ -74,7 +74,7 @@ test("promoting into an approval environment explains the 409", async () => {
     url,
     pattern,
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/projects/p1/flags/diff": entries,
       "POST /api/environments/e2/flags/new-one/promote": { status: 409, body: { error: "environment requires approval" } },
     },

@@ -3,11 +3,10 @@ import { useId, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { ApiError, unwrap, type Schemas } from "../../api/client";
 import { SideBySide } from "../../components/diff";
-import { Button, EnvBadge, Empty, Loading, Modal, Notice, PageHeader } from "../../components/ui";
+import { Button, ConfirmDialog, EnvBadge, Empty, ErrorBanner, Loading, Notice, PageHeader } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
 import { useApi } from "../../api/context";
-import { FlagError } from "./common";
 import { defaultTarget } from "./flagform";
 import "./flags.css";
 
@@ -100,7 +99,7 @@ export default function FlagDiff() {
         change goes through a change request. <span className="muted">({promote.error.message})</span>
       </div>
     ) : (
-      <FlagError error={promote.error} action={`change flags in ${name(toEnv)}`} />
+      <ErrorBanner error={promote.error} action={`change flags in ${name(toEnv)}`} />
     );
 
   return (
@@ -157,7 +156,7 @@ export default function FlagDiff() {
           </div>
 
           {from === to && <Notice kind="warning">Choose two different environments.</Notice>}
-          <FlagError error={diff.error} action="compare these environments" />
+          <ErrorBanner error={diff.error} action="compare these environments" />
           {promoteError}
           <div aria-live="polite">
             {done && (
@@ -262,7 +261,14 @@ export default function FlagDiff() {
       )}
 
       {confirm && (
-        <Modal title={`Promote ${confirm.key}?`} onClose={() => setConfirm(null)}>
+        <ConfirmDialog
+          title={`Promote ${confirm.key}?`}
+          confirmLabel={`Promote to ${name(toEnv)}`}
+          variant="primary"
+          busy={promote.isPending}
+          onConfirm={() => promote.mutate(confirm.key)}
+          onClose={() => setConfirm(null)}
+        >
           <p>
             Copy the whole configuration of <code>{confirm.key}</code> from <strong>{name(fromEnv)}</strong> to{" "}
             <strong>{name(toEnv)}</strong>
@@ -271,13 +277,7 @@ export default function FlagDiff() {
               : `, replacing what ${name(toEnv)} has now (${confirm.changed_fields.join(", ") || "no field"} differ${confirm.changed_fields.length === 1 ? "s" : ""}).`}{" "}
             SDKs in {name(toEnv)} receive the change at once.
           </p>
-          <div className="row">
-            <Button variant="primary" busy={promote.isPending} onClick={() => promote.mutate(confirm.key)}>
-              Promote to {name(toEnv)}
-            </Button>
-            <Button onClick={() => setConfirm(null)}>Cancel</Button>
-          </div>
-        </Modal>
+        </ConfirmDialog>
       )}
     </div>
   );

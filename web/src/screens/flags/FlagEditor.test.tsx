@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { renderScreen, type Call, type Routes } from "../../test/render";
 import { flagKeys } from "../../lib/stream";
 import FlagEditor from "./FlagEditor";
-import { flag, scopeRoutes } from "./fixtures";
+import { flag, scopeRoutes } from "../../test/fixtures";
 
 const editUrl = "/projects/p1/envs/e1/flags/checkout";
 const editPattern = "/projects/:projectId/envs/:envId/flags/:key";
@@ -16,7 +16,7 @@ function edit(current: ReturnType<typeof flag>, routes: Routes = {}) {
     url: editUrl,
     pattern: editPattern,
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/environments/e1/flags": [current, flag({ key: "auth" })],
       "GET /api/environments/e1/flags/checkout": current,
       "GET /api/environments/e1/segments": segments,
@@ -30,7 +30,7 @@ test("creating a flag posts the whole flag with its rule", async () => {
     url: "/projects/p1/envs/e1/flags/new",
     pattern: "/projects/:projectId/envs/:envId/flags/new",
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/environments/e1/flags": [],
       "GET /api/environments/e1/segments": segments,
       "POST /api/environments/e1/flags": (c: Call) => ({ ...flag(), ...(c.body as object), version: 1 }),
@@ -62,7 +62,7 @@ test("client validation blocks saving and names the fields", async () => {
   const { calls } = renderScreen(<FlagEditor />, {
     url: "/projects/p1/envs/e1/flags/new",
     pattern: "/projects/:projectId/envs/:envId/flags/new",
-    routes: { ...scopeRoutes, "GET /api/environments/e1/flags": [], "GET /api/environments/e1/segments": segments },
+    routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": [], "GET /api/environments/e1/segments": segments },
   });
   await userEvent.type(await screen.findByLabelText("Key"), "has space");
   await userEvent.click(screen.getByRole("button", { name: "Add rule" }));

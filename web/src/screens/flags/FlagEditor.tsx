@@ -3,13 +3,13 @@ import { useEffect, useId, useRef, useState, type DragEvent, type FormEvent, typ
 import { Link, useLocation, useNavigate, useParams } from "react-router";
 import { unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Field, Loading, Modal, Notice, PageHeader, Time, Toggle } from "../../components/ui";
+import { Button, ConfirmDialog, ErrorBanner, Field, Loading, Notice, PageHeader, Time, Toggle } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import { ChangeRequestNotice, FlagError, patchFlag } from "./common";
+import { OPERATORS } from "../../lib/targeting";
+import { ChangeRequestNotice, patchFlag } from "./common";
 import {
   FLAG_TYPES,
-  OPERATORS,
   apiFieldErrors,
   emptyForm,
   emptyPrereq,
@@ -248,7 +248,7 @@ export default function FlagEditor() {
     return (
       <div>
         <PageHeader title={routeKey} />
-        <FlagError error={flag.error} action="view this flag" />
+        <ErrorBanner error={flag.error} action="view this flag" />
         <Link to={envPath(projectId, envId, "flags")}>Back to flags</Link>
       </div>
     );
@@ -322,11 +322,11 @@ export default function FlagEditor() {
         </div>
       )}
       {flag.error && base && (
-        <FlagError error={flag.error} action="view this flag" />
+        <ErrorBanner error={flag.error} action="view this flag" />
       )}
-      <FlagError error={save.error} action="change flags in this environment" />
-      <FlagError error={archive.error} action="archive flags in this environment" />
-      <FlagError error={remove.error} action="delete flags in this environment" />
+      <ErrorBanner error={save.error} action="change flags in this environment" />
+      <ErrorBanner error={archive.error} action="archive flags in this environment" />
+      <ErrorBanner error={remove.error} action="delete flags in this environment" />
 
       <div className="editor-grid">
         <Section title="Basics">
@@ -554,7 +554,7 @@ export default function FlagEditor() {
             </li>
           ))}
         </ol>
-        {segments.error && <FlagError error={segments.error} action="list segments" />}
+        {segments.error && <ErrorBanner error={segments.error} action="list segments" />}
       </Section>
 
       <Section
@@ -618,18 +618,18 @@ export default function FlagEditor() {
       </div>
 
       {confirmDelete && base && (
-        <Modal title={`Delete ${base.key}?`} onClose={() => setConfirmDelete(false)}>
+        <ConfirmDialog
+          title={`Delete ${base.key}?`}
+          confirmLabel="Delete flag"
+          busy={remove.isPending}
+          onConfirm={() => remove.mutate()}
+          onClose={() => setConfirmDelete(false)}
+        >
           <p>
             This deletes <code>{base.key}</code> from {env?.name ?? "this environment"} only. SDKs will evaluate it as missing
             (false / off value). Archiving keeps it and is reversible.
           </p>
-          <div className="row">
-            <Button variant="danger" busy={remove.isPending} onClick={() => remove.mutate()}>
-              Delete flag
-            </Button>
-            <Button onClick={() => setConfirmDelete(false)}>Cancel</Button>
-          </div>
-        </Modal>
+        </ConfirmDialog>
       )}
     </form>
   );

@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
 import { flagKeys } from "../../lib/stream";
 import FlagList from "./FlagList";
-import { flag, scopeRoutes } from "./fixtures";
+import { flag, scopeRoutes } from "../../test/fixtures";
 
 const url = "/projects/p1/envs/e1/flags";
 const pattern = "/projects/:projectId/envs/:envId/flags";
@@ -19,7 +19,7 @@ test("toggling sends a merge patch with is_enabled and shows the new state", asy
     url,
     pattern,
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/environments/e1/flags": flags,
       "PATCH /api/environments/e1/flags/checkout": { ...flags[0], is_enabled: true, version: 4 },
     },
@@ -38,7 +38,7 @@ test("a 202 shows the change request and leaves the flag untoggled", async () =>
     url,
     pattern,
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/environments/e1/flags": flags,
       "PATCH /api/environments/e1/flags/checkout": {
         status: 202,
@@ -65,7 +65,7 @@ test("a 202 shows the change request and leaves the flag untoggled", async () =>
 });
 
 test("search, tag and archived filters narrow the table", async () => {
-  renderScreen(<FlagList />, { url, pattern, routes: { ...scopeRoutes, "GET /api/environments/e1/flags": flags } });
+  renderScreen(<FlagList />, { url, pattern, routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": flags } });
   await screen.findByRole("link", { name: "checkout" });
   expect(screen.queryByRole("link", { name: "old-banner" })).not.toBeInTheDocument();
   await userEvent.click(screen.getByLabelText(/Show archived/));
@@ -80,7 +80,7 @@ test("search, tag and archived filters narrow the table", async () => {
 });
 
 test("the rollout summary shows percentage and rules", async () => {
-  renderScreen(<FlagList />, { url, pattern, routes: { ...scopeRoutes, "GET /api/environments/e1/flags": flags } });
+  renderScreen(<FlagList />, { url, pattern, routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": flags } });
   const row = (await screen.findByRole("link", { name: "checkout" })).closest("tr")!;
   expect(row).toHaveTextContent("25% rollout");
   expect(row).toHaveTextContent("1 rule (1 segment)");
@@ -93,7 +93,7 @@ test("the list refetches when the stream invalidates its key", async () => {
     url,
     pattern,
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/environments/e1/flags": () => (version++ === 0 ? flags : [...flags, flag({ key: "fresh" })]),
     },
   });
@@ -107,7 +107,7 @@ test("403 reads as a permission problem", async () => {
     url,
     pattern,
     routes: {
-      ...scopeRoutes,
+      ...scopeRoutes(),
       "GET /api/environments/e1/flags": flags,
       "PATCH /api/environments/e1/flags/checkout": { status: 403, body: { error: "insufficient role" } },
     },

@@ -3,10 +3,10 @@ import { useId, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Empty, Loading, PageHeader, Time, Toggle } from "../../components/ui";
+import { Empty, ErrorBanner, Loading, PageHeader, Time, Toggle } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import { ChangeRequestNotice, FlagError, patchFlag, type PatchOutcome } from "./common";
+import { ChangeRequestNotice, patchFlag, type PatchOutcome } from "./common";
 import { allTags, glance, matchesSearch, type Flag } from "./flagform";
 import "./flags.css";
 
@@ -133,8 +133,8 @@ export default function FlagList() {
       <div aria-live="polite">
         {outcome?.kind === "change_request" && <ChangeRequestNotice cr={outcome.changeRequest} projectId={projectId} envId={envId} />}
       </div>
-      <FlagError error={toggle.error} action="change flags in this environment" />
-      <FlagError error={flags.error} action="view the flags of this environment" />
+      <ErrorBanner error={toggle.error} action="change flags in this environment" />
+      <ErrorBanner error={flags.error} action="view the flags of this environment" />
 
       {flags.isPending && envId ? (
         <Loading label="Loading flags…" />

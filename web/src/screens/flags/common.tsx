@@ -1,8 +1,8 @@
 // Pieces the three flag screens share: the PATCH call that may open a change
-// request (202), its notice, and errors that read well for 403.
+// request (202) and its notice.
 import { Link } from "react-router";
 import { ApiError, type Api } from "../../api/client";
-import { ErrorBanner, Notice } from "../../components/ui";
+import { Notice } from "../../components/ui";
 import { envPath } from "../../lib/session";
 import { isChangeRequest, type ChangeRequest, type Flag, type FlagPatch } from "./flagform";
 
@@ -29,17 +29,4 @@ export function ChangeRequestNotice({ cr, projectId, envId }: { cr: ChangeReques
       <Link to={envPath(projectId, envId, "change-requests")}>Open change requests</Link>
     </Notice>
   );
-}
-
-// FlagError shows an API error; a 403 reads as a permission problem.
-export function FlagError({ error, action }: { error: unknown; action: string }) {
-  if (!error) return null;
-  if (error instanceof ApiError && error.status === 403) {
-    return (
-      <div className="banner banner-error" role="alert">
-        <strong>You do not have permission to {action}.</strong> <span>{error.message}</span>
-      </div>
-    );
-  }
-  return <ErrorBanner error={error} />;
 }

@@ -13,7 +13,7 @@ import {
   patchFrom,
   weightSummary,
 } from "./flagform";
-import { flag } from "./fixtures";
+import { flag } from "../../test/fixtures";
 
 test("weights are relative: shares are normalised and a zero sum is invalid", () => {
   const s = weightSummary([{ weight: "6" }, { weight: "3" }, { weight: "1" }]);

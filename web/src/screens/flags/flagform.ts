@@ -2,6 +2,7 @@
 // conversion to and from the API's Flag / FlagInput / FlagPatch, variant
 // weight sums, rule reordering, 422 field-path mapping and list summaries.
 import { ApiError, type ErrorDetail, type Schemas } from "../../api/client";
+import { KEY_PATTERN } from "../../lib/targeting";
 
 export type Flag = Schemas["Flag"];
 export type FlagInput = Schemas["FlagInput"];
@@ -15,22 +16,6 @@ export type AnyValue = Schemas["AnyValue"];
 export type ChangeRequest = Schemas["ChangeRequest"];
 
 export const FLAG_TYPES: FlagType[] = ["boolean", "string", "integer", "json"];
-
-export const OPERATORS: { value: Operator; label: string }[] = [
-  { value: "equals", label: "equals" },
-  { value: "not_equals", label: "does not equal" },
-  { value: "contains", label: "contains" },
-  { value: "starts_with", label: "starts with" },
-  { value: "ends_with", label: "ends with" },
-  { value: "greater_than", label: ">" },
-  { value: "greater_than_or_equal", label: "≥" },
-  { value: "less_than", label: "<" },
-  { value: "less_than_or_equal", label: "≤" },
-];
-
-export function operatorLabel(op?: Operator): string {
-  return OPERATORS.find((o) => o.value === op)?.label ?? op ?? "";
-}
 
 // ---- Form state -----------------------------------------------------------
 
@@ -228,7 +213,7 @@ export function formToInput(
     return p.value;
   };
 
-  if (!/^[A-Za-z0-9_-]{1,100}$/.test(form.key)) {
+  if (!KEY_PATTERN.test(form.key)) {
     errors.key = form.key === "" ? "is required" : "must be 1 to 100 ASCII letters, digits, underscores or hyphens";
   }
   const email = form.owner_email.trim();

@@ -2,20 +2,22 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen, type Call } from "../../test/render";
 import Audit, { sourceLabel } from "./Audit";
-import { ENV, baseRoutes, flag } from "./fixtures";
+import { flag, me, scopeRoutes } from "../../test/fixtures";
 
-const url = `/projects/p1/envs/${ENV}/audit`;
+const reviewer = { ...me, role: "editor" as const };
+
+const url = `/projects/p1/envs/e1/audit`;
 const pattern = "/projects/:projectId/envs/:envId/audit";
 
 function entry(id: number, over: Record<string, unknown> = {}) {
   return {
     id,
-    environment_id: ENV,
+    environment_id: "e1",
     flag_key: "new-checkout",
     actor_email: "ann@example.com",
     action: "update",
-    before_data: flag("new-checkout", { rollout_percentage: 10, version: 3 }),
-    after_data: flag("new-checkout", { rollout_percentage: 40, version: 4 }),
+    before_data: flag({ key: "new-checkout", is_enabled: false, rollout_percentage: 10, version: 3 }),
+    after_data: flag({ key: "new-checkout", is_enabled: false, rollout_percentage: 40, version: 4 }),
     metadata: { source: "change_request", change_request_id: 7 },
     created_at: "2026-11-22T09:00:00Z",
     ...over,
@@ -36,7 +38,7 @@ test("each entry shows who did what, and its diff opens from a keyboard-operable
   renderScreen(<Audit />, {
     url,
     pattern,
-    routes: { ...baseRoutes, "GET /api/environments/e1/flags": [], "GET /api/environments/e1/audit": [entry(1)] },
+    routes: { ...scopeRoutes(reviewer), "GET /api/environments/e1/flags": [], "GET /api/environments/e1/audit": [entry(1)] },
   });
   const row = await screen.findByRole("row", { name: /new-checkout/ });
   expect(row).toHaveTextContent("ann@example.com");
@@ -67,8 +69,8 @@ test("the flag filter and the pages are sent to the server", async () => {
     url: url + "?limit=25",
     pattern,
     routes: {
-      ...baseRoutes,
-      "GET /api/environments/e1/flags": [flag("new-checkout")],
+      ...scopeRoutes(reviewer),
+      "GET /api/environments/e1/flags": [flag({ key: "new-checkout", is_enabled: false })],
       "GET /api/environments/e1/audit": (c: Call) => (c.search.includes("offset=25") ? [entry(3)] : full),
     },
   });
@@ -93,7 +95,7 @@ test("a 403 reads as a permission problem", async () => {
     url,
     pattern,
     routes: {
-      ...baseRoutes,
+      ...scopeRoutes(reviewer),
       "GET /api/environments/e1/flags": [],
       "GET /api/environments/e1/audit": { status: 403, body: { error: "not a member of this project" } },
     },

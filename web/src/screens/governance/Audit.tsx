@@ -6,10 +6,10 @@ import { Link, useSearchParams } from "react-router";
 import { unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
 import { SideBySide, changedKeys } from "../../components/diff";
-import { Button, Empty, Field, Loading, PageHeader, Time } from "../../components/ui";
+import { Button, Empty, ErrorBanner, Field, Loading, PageHeader, Time } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import { ApiErrorBanner, asRecord, formatDateTime } from "./shared";
+import { asRecord, formatDateTime } from "./shared";
 import "./governance.css";
 
 type Entry = Schemas["AuditEntry"];
@@ -125,7 +125,7 @@ export default function Audit() {
       {list.isPending ? (
         <Loading />
       ) : list.isError ? (
-        <ApiErrorBanner error={list.error} action="view the audit log of this environment" />
+        <ErrorBanner error={list.error} action="view the audit log of this environment" />
       ) : entries.length === 0 ? (
         <Empty title={page > 0 ? "No more entries" : "No audit entries"}>
           {flag && <p>Nothing recorded for {flag}.</p>}

@@ -2,14 +2,16 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen, type Call } from "../../test/render";
 import ChangeRequests from "./ChangeRequests";
-import { ENV, baseRoutes, flag } from "./fixtures";
+import { flag, me, scopeRoutes } from "../../test/fixtures";
 
-const url = `/projects/p1/envs/${ENV}/change-requests`;
+const reviewer = { ...me, role: "editor" as const };
+
+const url = `/projects/p1/envs/e1/change-requests`;
 const pattern = "/projects/:projectId/envs/:envId/change-requests";
 
 const cr = {
   id: 7,
-  environment_id: ENV,
+  environment_id: "e1",
   flag_key: "new-checkout",
   patch: { is_enabled: true, rollout_percentage: 25 },
   requested_by: "author@example.com",
@@ -22,9 +24,9 @@ const cr = {
 
 function routes(extra: Record<string, unknown> = {}) {
   return {
-    ...baseRoutes,
+    ...scopeRoutes(reviewer),
     "GET /api/environments/e1/change-requests": [cr],
-    "GET /api/environments/e1/flags": [flag("new-checkout", { rollout_percentage: 10 })],
+    "GET /api/environments/e1/flags": [flag({ key: "new-checkout", is_enabled: false, rollout_percentage: 10 })],
     ...extra,
   };
 }
@@ -74,7 +76,7 @@ test("approving refreshes the queue and the flag list", async () => {
     url,
     pattern,
     routes: routes({
-      "POST /api/environments/e1/change-requests/7/approve": flag("new-checkout", { is_enabled: true, version: 4 }),
+      "POST /api/environments/e1/change-requests/7/approve": flag({ key: "new-checkout", is_enabled: true, version: 4 }),
     }),
   });
   const item = await screen.findByRole("listitem", { name: /new-checkout/ });

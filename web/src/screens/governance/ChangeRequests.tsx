@@ -3,13 +3,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
-import { ApiError, unwrap, type Schemas } from "../../api/client";
+import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
 import { SideBySide } from "../../components/diff";
-import { Button, Empty, Field, Loading, Modal, Notice, PageHeader, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Modal, Notice, PageHeader, Time } from "../../components/ui";
 import { envPath, isAdmin, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import { ApiErrorBanner, ConfirmDialog, asRecord, patchSummary, pickFields } from "./shared";
+import { asRecord, patchSummary, pickFields } from "./shared";
 import "./governance.css";
 
 type ChangeRequest = Schemas["ChangeRequest"];
@@ -88,7 +88,7 @@ export default function ChangeRequests() {
       {list.isPending ? (
         <Loading />
       ) : list.isError ? (
-        <ApiErrorBanner error={list.error} action="view change requests in this environment" />
+        <ErrorBanner error={list.error} action="view change requests in this environment" />
       ) : list.data.length === 0 ? (
         <Empty title={status === "pending" ? "Nothing waiting for review" : "No change requests"}>
           {status === "pending" && (
@@ -228,7 +228,7 @@ function RequestItem({
           {mine && <span className="muted">Another reviewer has to approve your own request.</span>}
         </div>
       )}
-      <ApiErrorBanner error={approve.error} action="approve this change request" />
+      <ErrorBanner error={approve.error} action="approve this change request" />
       {rejecting && (
         <RejectDialog
           cr={cr}
@@ -244,9 +244,10 @@ function RequestItem({
         <ConfirmDialog
           title={`Cancel change request #${cr.id}?`}
           confirmLabel="Cancel request"
+          cancelLabel="Keep it"
           busy={cancel.isPending}
           error={cancel.error}
-          errorAction="cancel this change request"
+          action="cancel this change request"
           onConfirm={() => cancel.mutate()}
           onClose={() => {
             cancel.reset();
@@ -277,9 +278,7 @@ function RejectDialog({ cr, onClose, onRejected }: { cr: ChangeRequest; onClose:
   const apiErr = reject.error;
   const fieldErr = missing
     ? "Give the requester a reason."
-    : apiErr instanceof ApiError
-      ? apiErr.fieldError("reason")
-      : undefined;
+    : fieldErrorOf(apiErr, "reason");
   return (
     <Modal title={`Reject change request #${cr.id}`} onClose={onClose}>
       <form
@@ -310,7 +309,7 @@ function RejectDialog({ cr, onClose, onRejected }: { cr: ChangeRequest; onClose:
             />
           )}
         </Field>
-        <ApiErrorBanner error={apiErr} action="reject this change request" />
+        <ErrorBanner error={apiErr} action="reject this change request" />
         <div className="row gov-actions-end">
           <Button onClick={onClose}>Back</Button>
           <Button type="submit" variant="danger" busy={reject.isPending}>

@@ -2,14 +2,16 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen, type Call } from "../../test/render";
 import Integrations from "./Integrations";
-import { ENV, baseRoutes } from "./fixtures";
+import { me, scopeRoutes } from "../../test/fixtures";
 
-const url = `/projects/p1/envs/${ENV}/integrations`;
+const reviewer = { ...me, role: "editor" as const };
+
+const url = `/projects/p1/envs/e1/integrations`;
 const pattern = "/projects/:projectId/envs/:envId/integrations";
 
 const hook = {
   id: "aaaaaaaa-0000-0000-0000-000000000001",
-  environment_id: ENV,
+  environment_id: "e1",
   name: "Deploy bot",
   url: "https://ci.example.com/hook",
   has_secret: true,
@@ -18,7 +20,7 @@ const hook = {
 };
 const chat = {
   id: "bbbbbbbb-0000-0000-0000-000000000001",
-  environment_id: ENV,
+  environment_id: "e1",
   kind: "slack",
   name: "#releases",
   webhook_url_preview: "…a1b2",
@@ -29,7 +31,7 @@ const chat = {
 
 function routes(extra: Record<string, unknown> = {}) {
   return {
-    ...baseRoutes,
+    ...scopeRoutes(reviewer),
     "GET /api/environments/e1/webhooks": [hook],
     "GET /api/environments/e1/integrations": [chat],
     ...extra,

@@ -2,11 +2,10 @@
 // Both are project-admin features; the server answers 403 to anyone else.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
-import { ApiError, unwrap, type Schemas } from "../../api/client";
+import { ApiError, isForbidden, type Schemas, unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Empty, Field, Loading, Modal, Notice, PageHeader, SecretOnce, Time, Toggle } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Modal, Notice, PageHeader, SecretOnce, Time, Toggle } from "../../components/ui";
 import { useScope } from "../../lib/session";
-import { ApiErrorBanner, ConfirmDialog, isForbidden } from "./shared";
 import "./governance.css";
 
 type Webhook = Schemas["Webhook"];
@@ -109,11 +108,11 @@ function WebhooksSection({ envId }: { envId: string }) {
         )}
       </div>
       {announce && <Notice kind="success">{announce}</Notice>}
-      <ApiErrorBanner error={toggle.error} action="change webhooks" />
+      <ErrorBanner error={toggle.error} action="change webhooks" />
       {list.isPending ? (
         <Loading />
       ) : list.isError ? (
-        <ApiErrorBanner error={list.error} action="manage webhooks (project admins only)" />
+        <ErrorBanner error={list.error} action="manage webhooks (project admins only)" />
       ) : list.data.length === 0 ? (
         <Empty title="No webhooks yet" />
       ) : (
@@ -203,7 +202,7 @@ function WebhooksSection({ envId }: { envId: string }) {
           confirmLabel="Delete webhook"
           busy={remove.isPending}
           error={remove.error}
-          errorAction="delete webhooks"
+          action="delete webhooks"
           onConfirm={() => remove.mutate(deleting.id)}
           onClose={() => setDeleting(null)}
         >
@@ -342,7 +341,7 @@ function WebhookForm({
         <label className="gov-check">
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled
         </label>
-        <ApiErrorBanner error={save.error} action="manage webhooks" inline={["name", "url", "secret"]} />
+        <ErrorBanner error={save.error} action="manage webhooks" shownFields={["name", "url", "secret"]} />
         <div className="row gov-actions-end">
           <Button onClick={onClose}>Cancel</Button>
           <Button type="submit" variant="primary" busy={save.isPending}>
@@ -430,12 +429,12 @@ function ChatSection({ envId }: { envId: string }) {
       </div>
       {announce && <Notice kind="success">{announce}</Notice>}
       <TestResult result={testResult} />
-      <ApiErrorBanner error={test.error} action="send test messages" />
-      <ApiErrorBanner error={toggle.error} action="change chat integrations" />
+      <ErrorBanner error={test.error} action="send test messages" />
+      <ErrorBanner error={toggle.error} action="change chat integrations" />
       {list.isPending ? (
         <Loading />
       ) : list.isError ? (
-        <ApiErrorBanner error={list.error} action="manage chat integrations (project admins only)" />
+        <ErrorBanner error={list.error} action="manage chat integrations (project admins only)" />
       ) : list.data.length === 0 ? (
         <Empty title="No chat integrations yet" />
       ) : (
@@ -541,7 +540,7 @@ function ChatSection({ envId }: { envId: string }) {
           confirmLabel="Disconnect"
           busy={remove.isPending}
           error={remove.error}
-          errorAction="delete chat integrations"
+          action="delete chat integrations"
           onConfirm={() => remove.mutate(deleting.id)}
           onClose={() => setDeleting(null)}
         >
@@ -694,7 +693,7 @@ function ChatForm({
         <label className="gov-check">
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled
         </label>
-        <ApiErrorBanner error={save.error} action="manage chat integrations" inline={["kind", "name", "webhook_url", "events"]} />
+        <ErrorBanner error={save.error} action="manage chat integrations" shownFields={["kind", "name", "webhook_url", "events"]} />
         <div className="row gov-actions-end">
           <Button onClick={onClose}>Cancel</Button>
           <Button type="submit" variant="primary" busy={save.isPending}>
@@ -728,7 +727,7 @@ function DeliveryLog({
   onRefresh: () => void;
 }) {
   if (query.isPending) return <Loading label="Loading deliveries…" />;
-  if (query.error) return <ApiErrorBanner error={query.error} action="view the delivery log" />;
+  if (query.error) return <ErrorBanner error={query.error} action="view the delivery log" />;
   const rows = query.data ?? [];
   return (
     <div className="stack">

@@ -2,15 +2,17 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
 import Schedules, { buildPatch } from "./Schedules";
-import { ENV, baseRoutes, flag } from "./fixtures";
+import { flag, me, scopeRoutes } from "../../test/fixtures";
+
+const reviewer = { ...me, role: "editor" as const };
 import { toRfc3339Local } from "./shared";
 
-const url = `/projects/p1/envs/${ENV}/schedules`;
+const url = `/projects/p1/envs/e1/schedules`;
 const pattern = "/projects/:projectId/envs/:envId/schedules";
 
 const pendingChange = {
   id: "11111111-1111-1111-1111-111111111111",
-  environment_id: ENV,
+  environment_id: "e1",
   flag_key: "new-checkout",
   scheduled_at: "2099-01-01T09:00:00Z",
   patch: { is_enabled: false },
@@ -31,9 +33,9 @@ const appliedChange = {
 
 function routes(extra: Record<string, unknown> = {}) {
   return {
-    ...baseRoutes,
+    ...scopeRoutes(reviewer),
     "GET /api/environments/e1/scheduled-changes": [pendingChange, appliedChange],
-    "GET /api/environments/e1/flags": [flag("new-checkout"), flag("old-banner", { archived_at: "2026-11-01T00:00:00Z" })],
+    "GET /api/environments/e1/flags": [flag({ key: "new-checkout", is_enabled: false }), flag({ key: "old-banner", is_enabled: false, archived_at: "2026-11-01T00:00:00Z" })],
     ...extra,
   };
 }

@@ -4,18 +4,10 @@ import { useMemo, useState } from "react";
 import { Link } from "react-router";
 import { ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Empty, Field, Loading, Notice, PageHeader, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader, Time } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import {
-  ApiErrorBanner,
-  ConfirmDialog,
-  formatDateTime,
-  localZoneLabel,
-  patchSummary,
-  toLocalInput,
-  toRfc3339Local,
-} from "./shared";
+import { formatDateTime, localZoneLabel, patchSummary, toLocalInput, toRfc3339Local } from "./shared";
 import "./governance.css";
 
 type Scheduled = Schemas["ScheduledChange"];
@@ -110,7 +102,7 @@ export default function Schedules() {
         {list.isPending ? (
           <Loading />
         ) : list.isError ? (
-          <ApiErrorBanner error={list.error} action="view scheduled changes" />
+          <ErrorBanner error={list.error} action="view scheduled changes" />
         ) : rows.length === 0 ? (
           <Empty title={show === "applied" ? "Nothing applied yet" : "No scheduled changes"} />
         ) : (
@@ -194,7 +186,7 @@ export default function Schedules() {
           confirmLabel="Delete"
           busy={remove.isPending}
           error={remove.error}
-          errorAction="delete scheduled changes"
+          action="delete scheduled changes"
           onConfirm={() => remove.mutate(deleting)}
           onClose={() => setDeleting(null)}
         >
@@ -317,10 +309,10 @@ function CreateSchedule({
             rollout.
           </p>
         )}
-        <ApiErrorBanner
+        <ErrorBanner
           error={create.error}
           action="schedule changes in this environment"
-          inline={kind === "rollout" || kind === "custom" ? ["scheduled_at", "patch"] : ["scheduled_at"]}
+          shownFields={kind === "rollout" || kind === "custom" ? ["scheduled_at", "patch"] : ["scheduled_at"]}
         />
         <div className="row">
           <Button type="submit" variant="primary" busy={create.isPending}>

@@ -1,41 +1,5 @@
-// Pieces the governance screens share: permission-aware error banners, a
-// confirmation dialog, patch summaries and the local-time <-> RFC 3339 helpers.
-import type { ReactNode } from "react";
-import { ApiError } from "../../api/client";
-import { Button, ErrorBanner, Modal } from "../../components/ui";
-
-export function isForbidden(err: unknown): boolean {
-  return err instanceof ApiError && err.status === 403;
-}
-
-// ApiErrorBanner reads a 403 as a permission problem (with the server's reason)
-// and everything else as ErrorBanner does.
-// Fields listed in `inline` are shown next to their inputs; when every 422
-// detail is one of them, the banner just points there.
-export function ApiErrorBanner({ error, action, inline = [] }: { error: unknown; action: string; inline?: string[] }) {
-  if (!error) return null;
-  if (
-    error instanceof ApiError &&
-    error.status === 422 &&
-    error.details.length > 0 &&
-    error.details.every((d) => inline.some((f) => d.field === f || d.field.startsWith(f + ".") || d.field.startsWith(f + "[")))
-  ) {
-    return (
-      <div className="banner banner-error" role="alert">
-        Check the fields marked above.
-      </div>
-    );
-  }
-  if (isForbidden(error)) {
-    return (
-      <div className="banner banner-error" role="alert">
-        <strong>You do not have permission to {action}.</strong>{" "}
-        <span>{(error as ApiError).message}</span>
-      </div>
-    );
-  }
-  return <ErrorBanner error={error} />;
-}
+// Pieces the governance screens share: patch summaries and the
+// local-time <-> RFC 3339 helpers.
 
 // asRecord widens the generated `Record<string, never>` of free-form objects.
 export function asRecord(v: unknown): Record<string, unknown> | null {
@@ -102,40 +66,4 @@ export function localZoneLabel(at = new Date()): string {
 export function formatDateTime(value?: string | null): string {
   if (!value) return "—";
   return new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
-}
-
-// ConfirmDialog asks before a destructive action and shows the action's error.
-export function ConfirmDialog({
-  title,
-  children,
-  confirmLabel,
-  busy,
-  error,
-  errorAction,
-  onConfirm,
-  onClose,
-}: {
-  title: string;
-  children: ReactNode;
-  confirmLabel: string;
-  busy?: boolean;
-  error?: unknown;
-  errorAction: string;
-  onConfirm: () => void;
-  onClose: () => void;
-}) {
-  return (
-    <Modal title={title} onClose={onClose}>
-      <div className="stack">
-        <div>{children}</div>
-        <ApiErrorBanner error={error} action={errorAction} />
-        <div className="row gov-actions-end">
-          <Button onClick={onClose}>Keep it</Button>
-          <Button variant="danger" busy={busy} onClick={onConfirm}>
-            {confirmLabel}
-          </Button>
-        </div>
-      </div>
-    </Modal>
-  );
 }

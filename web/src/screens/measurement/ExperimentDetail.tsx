@@ -7,9 +7,9 @@ import { Link, useNavigate, useParams } from "react-router";
 import { ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
 import { ConversionChart } from "../../components/charts";
-import { Button, Empty, Loading, Modal, PageHeader, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Loading, Modal, PageHeader, Time } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
-import { measurementKeys, Problem, StatusPill } from "./common";
+import { measurementKeys, StatusPill } from "./common";
 import { ExperimentForm } from "./Experiments";
 import { formatCount, formatPercent, formatPValue, formatUplift, formatZ, share } from "./format";
 import "./measurement.css";
@@ -67,7 +67,7 @@ export default function ExperimentDetail() {
             </p>
           </Empty>
         ) : (
-          <Problem error={results.error} action="view this experiment" />
+          <ErrorBanner error={results.error} action="view this experiment in this environment" />
         )}
       </div>
     );
@@ -280,7 +280,7 @@ function StatusActions({ envId, experiment }: { envId: string; experiment: Schem
       ))}
       {patch.error ? (
         <div className="status-error">
-          <Problem error={patch.error} action="change experiments" />
+          <ErrorBanner error={patch.error} action="change experiments in this environment" />
         </div>
       ) : null}
     </>
@@ -319,18 +319,17 @@ function DeleteButton({
         Delete
       </Button>
       {confirm && (
-        <Modal title="Delete experiment?" onClose={close}>
-          <p>
-            Delete <strong>{experiment.name}</strong>? The impressions and goal events stay.
-          </p>
-          <Problem error={del.error} action="delete experiments" />
-          <div className="row">
-            <Button variant="danger" busy={del.isPending} onClick={() => del.mutate()}>
-              Delete experiment
-            </Button>
-            <Button onClick={() => setConfirm(false)}>Cancel</Button>
-          </div>
-        </Modal>
+        <ConfirmDialog
+          title="Delete experiment?"
+          confirmLabel="Delete experiment"
+          busy={del.isPending}
+          error={del.error}
+          action="delete experiments in this environment"
+          onConfirm={() => del.mutate()}
+          onClose={close}
+        >
+          Delete <strong>{experiment.name}</strong>? The impressions and goal events stay.
+        </ConfirmDialog>
       )}
     </>
   );

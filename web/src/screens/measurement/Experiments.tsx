@@ -5,10 +5,11 @@ import { useCallback, useMemo, useState, type FormEvent } from "react";
 import { Link } from "react-router";
 import { ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Empty, Field, Loading, Modal, Notice, PageHeader, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Modal, Notice, PageHeader, Time } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
-import { fieldErr, measurementKeys, Problem, StatusPill, useEventKeys, useFlags } from "./common";
-import { flagVariantValues, keyProblem, suggestKey } from "./format";
+import { keyFromName } from "../../lib/targeting";
+import { fieldErr, measurementKeys, StatusPill, useEventKeys, useFlags } from "./common";
+import { flagVariantValues, keyProblem } from "./format";
 import "./measurement.css";
 
 type Experiment = Schemas["Experiment"];
@@ -64,7 +65,7 @@ export default function Experiments() {
       {list.isPending ? (
         <Loading />
       ) : list.error ? (
-        <Problem error={list.error} action="view experiments" />
+        <ErrorBanner error={list.error} action="view experiments in this environment" />
       ) : list.data.length === 0 ? (
         <Empty title="No experiments yet">
           <p>Create one to compare a flag's variants on a goal event your SDKs report.</p>
@@ -222,19 +223,18 @@ function DeleteExperiment({
     },
   });
   return (
-    <Modal title="Delete experiment?" onClose={onClose}>
-      <p>
-        Delete <strong>{experiment.name}</strong> (<code>{experiment.key}</code>)? The impressions and goal events stay;
-        only the experiment and its results view go.
-      </p>
-      <Problem error={del.error} action="delete experiments" />
-      <div className="row">
-        <Button variant="danger" busy={del.isPending} onClick={() => del.mutate()}>
-          Delete experiment
-        </Button>
-        <Button onClick={onClose}>Cancel</Button>
-      </div>
-    </Modal>
+    <ConfirmDialog
+      title="Delete experiment?"
+      confirmLabel="Delete experiment"
+      busy={del.isPending}
+      error={del.error}
+      action="delete experiments in this environment"
+      onConfirm={() => del.mutate()}
+      onClose={onClose}
+    >
+      Delete <strong>{experiment.name}</strong> (<code>{experiment.key}</code>)? The impressions and goal events stay;
+      only the experiment and its results view go.
+    </ConfirmDialog>
   );
 }
 
@@ -342,14 +342,14 @@ export function ExperimentForm({
   const conflict = save.error instanceof ApiError && save.error.status === 409;
   return (
     <form onSubmit={submit} noValidate className="experiment-form">
-      {!conflict && <Problem error={save.error} action={editing ? "edit experiments" : "create experiments"} shownFields={FIELDS} />}
+      {!conflict && <ErrorBanner error={save.error} action={`${editing ? "edit" : "create"} experiments in this environment`} shownFields={FIELDS} />}
       <Field label="Name" error={err("name")}>
         {(p) => (
           <input
             {...p}
             value={form.name}
             maxLength={200}
-            onChange={(e) => set({ name: e.target.value, ...(keyTouched ? {} : { key: suggestKey(e.target.value) }) })}
+            onChange={(e) => set({ name: e.target.value, ...(keyTouched ? {} : { key: keyFromName(e.target.value) }) })}
           />
         )}
       </Field>

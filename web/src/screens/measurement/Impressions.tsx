@@ -6,9 +6,9 @@ import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
 import { TimelineChart } from "../../components/charts";
-import { Button, Empty, Loading, PageHeader, Time } from "../../components/ui";
+import { Button, Empty, ErrorBanner, Loading, PageHeader, Time } from "../../components/ui";
 import { useScope } from "../../lib/session";
-import { measurementKeys, Problem, useEventKeys, useFlags } from "./common";
+import { measurementKeys, useEventKeys, useFlags } from "./common";
 import { formatCount, formatPercent, maxId, mergeNewest, pivotTimeline, share } from "./format";
 import "./measurement.css";
 
@@ -213,7 +213,7 @@ export function ImpressionLog({
           {total === null ? "" : `Showing ${formatCount(rows.length)} of ${formatCount(total)} matching`}
         </span>
       </form>
-      {error ? <Problem error={error} action="view impressions" /> : null}
+      {error ? <ErrorBanner error={error} action="view impressions in this environment" /> : null}
       {!loaded ? (
         <Loading />
       ) : rows.length === 0 ? (
@@ -277,7 +277,7 @@ function FlagStats({
   onExposure: (flagKey: string) => void;
 }) {
   if (stats.isPending) return <Loading />;
-  if (stats.error) return <Problem error={stats.error} action="view impression statistics" />;
+  if (stats.error) return <ErrorBanner error={stats.error} action="view impression statistics in this environment" />;
   if (stats.data.length === 0) return <Empty title="No impressions reported yet" />;
   const rows = [...stats.data].sort((a, b) => b.total - a.total);
   return (
@@ -399,7 +399,7 @@ function ExposurePanel({
       ) : exposure.isPending ? (
         <Loading />
       ) : exposure.error ? (
-        <Problem error={exposure.error} action="view exposure" />
+        <ErrorBanner error={exposure.error} action="view exposure in this environment" />
       ) : (
         <>
           <dl className="stats">
@@ -461,7 +461,7 @@ function ExposurePanel({
 function EventKeys({ envId }: { envId: string }) {
   const events = useEventKeys(envId);
   if (events.isPending) return <Loading />;
-  if (events.error) return <Problem error={events.error} action="view goal events" />;
+  if (events.error) return <ErrorBanner error={events.error} action="view goal events in this environment" />;
   if (events.data.length === 0)
     return (
       <Empty title="No goal events yet">

@@ -1,6 +1,6 @@
-// Shared pieces of the measurement screens: queries and error display.
+// Shared pieces of the measurement screens: queries, field errors, status pill.
 import { useQuery } from "@tanstack/react-query";
-import { ApiError, errorMessage, unwrap } from "../../api/client";
+import { ApiError, unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
 import { flagKeys } from "../../lib/stream";
 
@@ -31,55 +31,11 @@ export function useEventKeys(envId: string) {
   });
 }
 
-export function isForbidden(err: unknown): boolean {
-  return err instanceof ApiError && err.status === 403;
-}
-
-// Problem shows an API error: a plain permission message for 403, the
-// server's message otherwise, plus the 422 details no field on screen shows.
-export function Problem({
-  error,
-  action,
-  shownFields = [],
-}: {
-  error: unknown;
-  action: string;
-  shownFields?: string[];
-}) {
-  if (!error) return null;
-  if (isForbidden(error)) {
-    return (
-      <div className="banner banner-warning" role="alert">
-        You do not have permission to {action} in this environment. Ask a project admin for the editor role.
-      </div>
-    );
-  }
-  const details =
-    error instanceof ApiError
-      ? error.details.filter((d) => !shownFields.some((f) => d.field === f || d.field.startsWith(f + ".")))
-      : [];
-  return (
-    <div className="banner banner-error" role="alert">
-      <strong>{errorMessage(error)}</strong>
-      {details.length > 0 && (
-        <ul>
-          {details.map((d, i) => (
-            <li key={i}>
-              <code>{d.field}</code>: {d.message}
-            </li>
-          ))}
-        </ul>
-      )}
-    </div>
-  );
-}
-
 // fieldErr is the server's message for a field, or the 409 duplicate-key message for "key".
 export function fieldErr(error: unknown, field: string): string | undefined {
   if (!(error instanceof ApiError)) return undefined;
   if (error.status === 409 && field === "key") return error.message || "An experiment with this key already exists.";
-  if (error.status !== 422) return undefined;
-  return error.fieldError(field);
+  return error.status === 422 ? error.fieldError(field) : undefined;
 }
 
 export function StatusPill({ status }: { status: string }) {

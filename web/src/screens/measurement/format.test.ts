@@ -10,9 +10,9 @@ import {
   mergeNewest,
   pivotTimeline,
   renderValue,
-  suggestKey,
 } from "./format";
 import type { Schemas } from "../../api/client";
+import { keyFromName } from "../../lib/targeting";
 
 test("rates, uplift, p-values and z-scores are formatted, with a dash for null", () => {
   expect(formatPercent(0.1234)).toBe("12.3%");
@@ -69,7 +69,7 @@ test("the exposure timeline becomes zero-filled series over the window", () => {
 });
 
 test("keys are suggested from names and checked like the server does", () => {
-  expect(suggestKey("  Checkout v2 — new button!")).toBe("checkout-v2-new-button");
+  expect(keyFromName("  Checkout v2 — new button!")).toBe("checkout-v2-new-button");
   expect(keyProblem("Key", "")).toBe("Key is required.");
   expect(keyProblem("Key", "has space")).toMatch(/only letters/);
   expect(keyProblem("Key", "ok_key-1")).toBeUndefined();

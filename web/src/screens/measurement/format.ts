@@ -1,6 +1,7 @@
 // Pure formatting and data shaping for the measurement screens (experiments,
 // impressions, exposure). Everything here is unit-tested in format.test.ts.
 import type { Schemas } from "../../api/client";
+import { KEY_PATTERN } from "../../lib/targeting";
 
 export const DASH = "—";
 
@@ -143,18 +144,6 @@ export function pivotTimeline(
 export function share(part: number, total: number): number | null {
   return total > 0 ? part / total : null;
 }
-
-// suggestKey turns a name into a valid experiment key ("Checkout v2!" -> "checkout-v2").
-export function suggestKey(name: string): string {
-  return name
-    .trim()
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 100);
-}
-
-export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
 
 export function keyProblem(label: string, v: string): string | undefined {
   if (!v) return `${label} is required.`;

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import type { Schemas } from "../../api/client";
 import { renderScreen } from "../../test/render";
-import { envUrl, scopeRoutes } from "../admin/fixtures";
+import { envUrl, scopeRoutes } from "../../test/fixtures";
 import Segments, { parseValues, segmentUsage } from "./Segments";
 
 const beta: Schemas["Segment"] = {

@@ -4,31 +4,17 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useMemo, useState, type FormEvent } from "react";
 import { Link } from "react-router";
-import { ApiError, unwrap, type Schemas } from "../../api/client";
+import { ApiError, fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, Empty, Field, Loading, Notice, PageHeader, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader, Time } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
+import { KEY_PATTERN, keyFromName, OPERATORS, operatorLabel } from "../../lib/targeting";
 import "../admin/admin.css";
-import { ApiErrorBanner, ConfirmDialog, fieldErrorOf } from "../admin/shared";
 
 type Segment = Schemas["Segment"];
 type Rule = Schemas["TargetingRule"];
 type Operator = Schemas["Operator"];
-
-export const OPERATORS: { value: Operator; label: string }[] = [
-  { value: "equals", label: "equals" },
-  { value: "not_equals", label: "does not equal" },
-  { value: "contains", label: "contains" },
-  { value: "starts_with", label: "starts with" },
-  { value: "ends_with", label: "ends with" },
-  { value: "greater_than", label: ">" },
-  { value: "greater_than_or_equal", label: "≥" },
-  { value: "less_than", label: "<" },
-  { value: "less_than_or_equal", label: "≤" },
-];
-const OP_LABEL = Object.fromEntries(OPERATORS.map((o) => [o.value, o.label])) as Record<Operator, string>;
-const KEY_RE = /^[A-Za-z0-9_-]{1,100}$/;
 
 // segmentUsage maps each segment key to the keys of the flags whose rules reference it.
 export function segmentUsage(flags: Schemas["Flag"][]): Map<string, string[]> {
@@ -56,16 +42,7 @@ export function parseValues(text: string): string[] {
 
 export function ruleSummary(r: Rule): string {
   if (r.segment_key) return `in segment ${r.segment_key}`;
-  return `${r.attribute ?? "?"} ${r.operator ? OP_LABEL[r.operator] : "?"} ${(r.values ?? []).join(", ")}`;
-}
-
-function keyFromName(name: string): string {
-  return name
-    .trim()
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 100);
+  return `${r.attribute ?? "?"} ${r.operator ? operatorLabel(r.operator) : "?"} ${(r.values ?? []).join(", ")}`;
 }
 
 export default function Segments() {
@@ -152,7 +129,7 @@ export default function Segments() {
       {segments.isPending && envId ? (
         <Loading />
       ) : segments.error ? (
-        <ApiErrorBanner error={segments.error} />
+        <ErrorBanner action="change segments in this environment" error={segments.error} />
       ) : (segments.data ?? []).length === 0 ? (
         <Empty title="No segments yet">
           Group users once (beta testers, internal staff, a set of countries) and reuse the group in every flag.
@@ -251,6 +228,7 @@ export default function Segments() {
       )}
       {deleting && (
         <ConfirmDialog
+          action="change segments in this environment"
           title={`Delete segment ${deleting.key}?`}
           confirmLabel="Delete segment"
           busy={remove.isPending}
@@ -331,7 +309,7 @@ function SegmentEditor({
     e.preventDefault();
     const errs: Record<string, string> = {};
     if (!name.trim()) errs.name = "Enter a name.";
-    if (!segment && !KEY_RE.test(effectiveKey)) errs.key = "1 to 100 letters, digits, underscores or hyphens.";
+    if (!segment && !KEY_PATTERN.test(effectiveKey)) errs.key = "1 to 100 letters, digits, underscores or hyphens.";
     rules.forEach((r, i) => {
       if (r.base.segment_key) return;
       if (!r.attribute.trim()) errs[`rules.${i}.attribute`] = "Enter an attribute.";
@@ -418,7 +396,7 @@ function SegmentEditor({
           </Button>
         </fieldset>
 
-        {err && !shownInFields(err) && !fe("key") && <ApiErrorBanner error={err} />}
+        {err && !shownInFields(err) && !fe("key") && <ErrorBanner action="change segments in this environment" error={err} />}
         <div className="row" style={{ marginTop: 12 }}>
           <Button type="submit" variant="primary" busy={save.isPending}>
             {segment ? "Save segment" : "Create segment"}

@@ -1,5 +1,7 @@
-// Test fixtures shared by the admin and segment screen tests.
-import type { Schemas } from "../../api/client";
+// Test fixtures shared by the screen tests (each area used to have its own
+// copy): the signed-in admin, a project with two environments, the routes
+// useScope needs, and a flag builder.
+import type { Schemas } from "../api/client";
 
 export const me: Schemas["CurrentUser"] = {
   id: 1,
@@ -27,7 +29,31 @@ export function scopeRoutes(user: Schemas["CurrentUser"] = me) {
   return { "GET /api/auth/me": user, "GET /api/projects": [project] };
 }
 
+// envUrl is renderScreen's url and pattern for a screen of environment e1.
 export const envUrl = (rest: string) => ({
   url: `/projects/p1/envs/e1/${rest}`,
   pattern: `/projects/:projectId/envs/:envId/${rest}`,
 });
+
+export function flag(over: Partial<Schemas["Flag"]> = {}): Schemas["Flag"] {
+  return {
+    key: "checkout",
+    environment_id: "e1",
+    is_enabled: true,
+    rollout_percentage: null,
+    description: "New checkout",
+    rules: [],
+    flag_type: "boolean",
+    default_value: true,
+    disabled_value: false,
+    variants: [],
+    prerequisites: [],
+    tags: [],
+    owner_email: null,
+    archived_at: null,
+    version: 3,
+    created_at: "2026-11-01T00:00:00Z",
+    updated_at: "2026-11-20T00:00:00Z",
+    ...over,
+  };
+}
