@@ -417,7 +417,10 @@ type EnvironmentSummary struct {
 	Id        openapi_types.UUID `json:"id"`
 	IsDefault bool               `json:"is_default"`
 	Name      string             `json:"name"`
-	Slug      string             `json:"slug"`
+
+	// RequireApproval Whether flag changes here open change requests (so clients can say so before a write).
+	RequireApproval bool   `json:"require_approval"`
+	Slug            string `json:"slug"`
 }
 
 // Error defines model for Error.

@@ -113,6 +113,23 @@ func TestEnvironmentDefaultAndApproval(t *testing.T) {
 	if !e.RequireApproval {
 		t.Errorf("require approval on = %+v", e)
 	}
+	var listed []projectBody
+	must(t, s, admin, "GET", "/api/projects", nil, http.StatusOK, &listed)
+	found := false
+	for _, got := range listed {
+		if got.ID != p.ID {
+			continue
+		}
+		found = true
+		for _, summary := range got.Environments {
+			if summary.RequireApproval != (summary.ID == staging) {
+				t.Errorf("project summary of %s: require_approval = %v", summary.Slug, summary.RequireApproval)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("project %s missing from the list", p.ID)
+	}
 	must(t, s, admin, "POST", envs+"/"+staging.String()+"/require-approval", map[string]bool{"require_approval": false}, http.StatusOK, &e)
 	if e.RequireApproval {
 		t.Errorf("require approval off = %+v", e)

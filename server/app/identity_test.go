@@ -51,6 +51,8 @@ type (
 		Slug      string    `json:"slug"`
 		Color     string    `json:"color"`
 		IsDefault bool      `json:"is_default"`
+		// RequireApproval is an extension (docs/api.md).
+		RequireApproval bool `json:"require_approval"`
 	}
 	sdkKeyBody struct {
 		ID              int64     `json:"id"`

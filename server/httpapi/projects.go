@@ -52,7 +52,9 @@ func (h *Handlers) DeleteProject(ctx context.Context, req apiserver.DeleteProjec
 func projectJSON(p core.ProjectDetail) apiserver.Project {
 	envs := make([]apiserver.EnvironmentSummary, len(p.Environments))
 	for i, e := range p.Environments {
-		envs[i] = apiserver.EnvironmentSummary{Id: e.ID, Name: e.Name, Slug: e.Slug, Color: e.Color, IsDefault: e.IsDefault}
+		envs[i] = apiserver.EnvironmentSummary{
+			Id: e.ID, Name: e.Name, Slug: e.Slug, Color: e.Color, IsDefault: e.IsDefault, RequireApproval: e.RequireApproval,
+		}
 	}
 	out := apiserver.Project{
 		Id:               p.ID,

@@ -1233,6 +1233,8 @@ export interface components {
             slug: string;
             color: string;
             is_default: boolean;
+            /** @description Whether flag changes here open change requests (so clients can say so before a write). */
+            require_approval: boolean;
         };
         ProjectInput: {
             name: string;

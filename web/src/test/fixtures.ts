@@ -20,8 +20,8 @@ export const project: Schemas["Project"] = {
   member_count: 2,
   created_at: "2026-01-01T00:00:00Z",
   environments: [
-    { id: "e1", name: "Production", slug: "production", color: "#d92d20", is_default: false },
-    { id: "e2", name: "Staging", slug: "staging", color: "#f5a524", is_default: true },
+    { id: "e1", name: "Production", slug: "production", color: "#d92d20", is_default: false, require_approval: false },
+    { id: "e2", name: "Staging", slug: "staging", color: "#f5a524", is_default: true, require_approval: true },
   ],
 };
 

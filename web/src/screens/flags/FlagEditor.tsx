@@ -7,7 +7,7 @@ import { Button, ConfirmDialog, ErrorBanner, Field, Loading, Notice, PageHeader,
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
 import { OPERATORS } from "../../lib/targeting";
-import { ChangeRequestNotice, patchFlag } from "./common";
+import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag } from "./common";
 import {
   FLAG_TYPES,
   apiFieldErrors,
@@ -295,6 +295,7 @@ export default function FlagEditor() {
           </>
         )}
       </PageHeader>
+      {!isNew && <ApprovalRequiredNotice env={env} projectId={projectId} />}
 
       <div aria-live="polite" ref={statusRef}>
         {status?.kind === "saved" && <Notice kind="success">{status.text}</Notice>}

@@ -115,3 +115,18 @@ test("403 reads as a permission problem", async () => {
   await userEvent.click(await screen.findByRole("switch", { name: "Enable checkout" }));
   expect(await screen.findByRole("alert")).toHaveTextContent("You do not have permission to change flags");
 });
+
+test("an environment that requires approval says so before any write", async () => {
+  renderScreen(<FlagList />, {
+    url: "/projects/p1/envs/e2/flags",
+    pattern,
+    routes: { ...scopeRoutes(), "GET /api/environments/e2/flags": flags },
+  });
+  expect(await screen.findByText(/Staging requires approval/)).toBeInTheDocument();
+});
+
+test("no approval notice where none is required", async () => {
+  renderScreen(<FlagList />, { url, pattern, routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": flags } });
+  await screen.findByRole("switch", { name: "Enable checkout" });
+  expect(screen.queryByText(/requires approval/)).not.toBeInTheDocument();
+});

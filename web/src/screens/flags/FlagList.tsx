@@ -6,7 +6,7 @@ import { useApi } from "../../api/context";
 import { Empty, ErrorBanner, Loading, PageHeader, Time, Toggle } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import { ChangeRequestNotice, patchFlag, type PatchOutcome } from "./common";
+import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag, type PatchOutcome } from "./common";
 import { allTags, glance, matchesSearch, type Flag } from "./flagform";
 import "./flags.css";
 
@@ -96,6 +96,7 @@ export default function FlagList() {
         {env ? `${env.name}: ` : ""}
         {flags.data ? `${all.length - archivedCount} active, ${archivedCount} archived` : ""}
       </PageHeader>
+      <ApprovalRequiredNotice env={env} projectId={projectId} />
 
       <div className="row flag-filters" role="search">
         <div className="field">

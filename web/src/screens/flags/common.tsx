@@ -21,6 +21,17 @@ export async function patchFlag(api: Api, envId: string, key: string, patch: Fla
   return { kind: "flag", flag: data as Flag };
 }
 
+// ApprovalRequiredNotice says before any write that changes here need a reviewer.
+export function ApprovalRequiredNotice({ env, projectId }: { env?: { id: string; name: string; require_approval: boolean }; projectId: string }) {
+  if (!env?.require_approval) return null;
+  return (
+    <Notice kind="info">
+      {env.name} requires approval: changes to flags open a change request that another person approves.{" "}
+      <Link to={envPath(projectId, env.id, "change-requests")}>Review queue</Link>
+    </Notice>
+  );
+}
+
 export function ChangeRequestNotice({ cr, projectId, envId }: { cr: ChangeRequest; projectId: string; envId: string }) {
   return (
     <Notice kind="warning">

@@ -133,9 +133,9 @@ test("glance summarises rollout, rules and variant split", () => {
 
 test("the diff defaults to the default environment, or the next one from it", () => {
   const envs = [
-    { id: "prod", name: "Production", slug: "prod", color: "#f00", is_default: true },
-    { id: "stg", name: "Staging", slug: "stg", color: "#0f0", is_default: false },
-    { id: "dev", name: "Dev", slug: "dev", color: "#00f", is_default: false },
+    { id: "prod", name: "Production", slug: "prod", color: "#f00", is_default: true, require_approval: false },
+    { id: "stg", name: "Staging", slug: "stg", color: "#0f0", is_default: false, require_approval: false },
+    { id: "dev", name: "Dev", slug: "dev", color: "#00f", is_default: false, require_approval: false },
   ];
   expect(defaultTarget(envs, "dev")).toBe("prod");
   expect(defaultTarget(envs, "prod")).toBe("stg");
