@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { startServer } from "./server.mjs";
@@ -49,6 +50,20 @@ async function newPage() {
   const page = await context.newPage();
   page.on("pageerror", (err) => console.error("page error:", err.message));
   return page;
+}
+
+// accessibility runs axe-core (WCAG 2.1 A and AA rules) on the page and
+// returns the serious and critical violations, one line each.
+const axeSource = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+async function accessibility(page) {
+  await page.addScriptTag({ path: axeSource });
+  const result = await page.evaluate(() =>
+    // eslint-disable-next-line no-undef
+    axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }),
+  );
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
 }
 
 function shot(page, name) {
@@ -105,6 +120,7 @@ test("setup, login, flags, live updates, approvals and audit", async (root) => {
     await admin.waitForURL(/\/setup$/);
     await admin.getByLabel("Workspace name").fill("Acme");
     await shot(admin, "01-setup");
+    assert.deepEqual(await accessibility(admin), [], "setup page accessibility");
     await admin.getByRole("button", { name: "Continue" }).click();
     await admin.getByLabel("Your name").fill(ADMIN.name);
     await admin.getByLabel("Email").fill(ADMIN.email);
@@ -123,6 +139,7 @@ test("setup, login, flags, live updates, approvals and audit", async (root) => {
     await watcher.getByRole("button", { name: "Sign in" }).click();
     await watcher.getByText(/4 attempts left/).waitFor();
     await shot(watcher, "02-login");
+    assert.deepEqual(await accessibility(watcher), [], "login page accessibility");
     await signIn(watcher, ADMIN);
   });
 
@@ -306,19 +323,17 @@ test("screenshots of every main screen", async () => {
     ["17-members", "members", REVIEWER.email],
     ["10-environments", "settings", "Production"],
   ];
+  screens.push(["18-tokens", "/account/tokens", "Personal access tokens"], ["14-users", "/admin/users", REVIEWER.email]);
+  const problems = [];
   for (const [name, rest, expect] of screens) {
-    await page.goto(`${base}/${rest}`);
+    await page.goto(rest.startsWith("/") ? rest : `${base}/${rest}`);
     await page.getByText(expect).filter({ visible: true }).first().waitFor().catch((err) => {
       throw new Error(`${name}: ${err.message}`);
     });
     await page.waitForLoadState("networkidle").catch(() => undefined);
     await shot(page, name);
+    for (const v of await accessibility(page)) problems.push(`${name}: ${v}`);
   }
-  await page.goto("/account/tokens");
-  await page.getByRole("heading", { level: 1 }).first().waitFor();
-  await shot(page, "18-tokens");
-  await page.goto("/admin/users");
-  await page.getByText(REVIEWER.email).first().waitFor();
-  await shot(page, "14-users");
   await page.context().close();
+  assert.deepEqual(problems, [], "axe-core found serious accessibility violations");
 });

@@ -760,19 +760,15 @@ function RuleEditor({
           {rule.kind === "segment" ? " (segment)" : ""}
         </strong>
         <div className="row rule-actions">
-          <Button className="btn-small" aria-label={`Move rule ${n} up`} disabled={index === 0} onClick={() => onMove(index - 1)}>
-            Move up
+          {/* Visible text inside the accessible name (WCAG 2.5.3): "Move [rule 2] up". */}
+          <Button className="btn-small" disabled={index === 0} onClick={() => onMove(index - 1)}>
+            Move <span className="sr-only">rule {n} </span>up
           </Button>
-          <Button
-            className="btn-small"
-            aria-label={`Move rule ${n} down`}
-            disabled={index === count - 1}
-            onClick={() => onMove(index + 1)}
-          >
-            Move down
+          <Button className="btn-small" disabled={index === count - 1} onClick={() => onMove(index + 1)}>
+            Move <span className="sr-only">rule {n} </span>down
           </Button>
-          <Button variant="ghost" className="btn-small" aria-label={`Remove rule ${n}`} onClick={onRemove}>
-            Remove
+          <Button variant="ghost" className="btn-small" onClick={onRemove}>
+            Remove<span className="sr-only"> rule {n}</span>
           </Button>
         </div>
       </div>

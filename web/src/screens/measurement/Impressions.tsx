@@ -223,7 +223,8 @@ export function ImpressionLog({
           </Empty>
         )
       ) : (
-        <div className="table-wrap log-wrap">
+        // Focusable so keyboard users can scroll it.
+        <div className="table-wrap log-wrap" tabIndex={0} role="region" aria-label="Live log rows">
           <table>
             <thead>
               <tr>
