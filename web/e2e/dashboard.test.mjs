@@ -3,6 +3,7 @@
 // main screen land in e2e/artifacts/ (docs/dashboard.md shows them).
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { createRequire } from "node:module";
@@ -20,8 +21,21 @@ const TIMEOUT = 10_000;
 
 let server;
 let browser;
+// hooks receives the seeded webhook's deliveries on loopback: no test sends
+// anything off this machine.
+let hooks;
+const delivered = [];
 
 before(async () => {
+  hooks = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      delivered.push({ event: req.headers["x-service-event"], signature: req.headers["x-service-signature"], body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((r) => hooks.listen(0, "127.0.0.1", r));
   server = await startServer();
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
@@ -42,6 +56,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+  hooks?.close();
 });
 
 async function newPage() {
@@ -291,7 +306,19 @@ async function seed(page) {
     control_variant: "classic",
     description: "Does the compact layout sell more?",
   });
-  await api(page, "POST", `${envPath}/webhooks`, { name: "Deploy bot", url: "https://hooks.example.com/switchyard", secret: "s3cret" });
+  await api(page, "POST", `${envPath}/webhooks`, {
+    name: "Deploy bot",
+    url: `http://127.0.0.1:${hooks.address().port}/switchyard`,
+    secret: "s3cret",
+  });
+  // Disabled: a chat provider is off this machine.
+  await api(page, "POST", `${envPath}/integrations`, {
+    kind: "slack",
+    name: "#releases",
+    webhook_url: "https://hooks.slack.com/services/T000/B000/XXXX",
+    events: ["change_request.opened", "change_request.approved", "change_request.rejected"],
+    enabled: false,
+  });
   const tomorrow = new Date(Date.now() + 24 * 3600 * 1000).toISOString();
   await api(page, "POST", `${envPath}/flags/pricing-page/scheduled-changes`, { scheduled_at: tomorrow, patch: { is_enabled: false } });
   await api(page, "POST", `/api/projects/${project.id}/environments/${env.id}/require-approval`, { require_approval: true });
@@ -336,4 +363,8 @@ test("screenshots of every main screen", async () => {
   }
   await page.context().close();
   assert.deepEqual(problems, [], "axe-core found serious accessibility violations");
+  assert.ok(
+    delivered.some((d) => d.event === "change_request.opened" && d.signature?.startsWith("sha256=")),
+    `the webhook received a signed change_request.opened: ${JSON.stringify(delivered.map((d) => d.event))}`,
+  );
 });
