@@ -44,7 +44,7 @@ func (r iteratorForCopyGoalEvents) Err() error {
 }
 
 // Goal events: raw rows (COPY at ingest) and the rollups of
-// migrations/00003_measurement.sql, maintained in the same transaction.
+// migrations/00003_measurement.sql, folded in after ingest (rollups.sql).
 func (q *Queries) CopyGoalEvents(ctx context.Context, arg []CopyGoalEventsParams) (int64, error) {
 	return q.db.CopyFrom(ctx, []string{"goal_events"}, []string{"environment_id", "event_key", "user_id", "value", "context", "occurred_at", "received_at"}, &iteratorForCopyGoalEvents{rows: arg})
 }
@@ -83,7 +83,7 @@ func (r iteratorForCopyImpressions) Err() error {
 }
 
 // Impressions: raw rows (COPY at ingest) and the rollups of
-// migrations/00003_measurement.sql, maintained in the same transaction.
+// migrations/00003_measurement.sql, folded in after ingest (rollups.sql).
 func (q *Queries) CopyImpressions(ctx context.Context, arg []CopyImpressionsParams) (int64, error) {
 	return q.db.CopyFrom(ctx, []string{"impressions"}, []string{"environment_id", "flag_key", "user_id", "value", "context", "evaluated_at"}, &iteratorForCopyImpressions{rows: arg})
 }

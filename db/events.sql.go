@@ -94,6 +94,50 @@ func (q *Queries) DeleteExpiredGoalEvents(ctx context.Context, arg DeleteExpired
 	return column_1, err
 }
 
+const foldGoalEvents = `-- name: FoldGoalEvents :exec
+WITH batch AS (
+    SELECT environment_id, event_key, user_id, occurred_at AS at
+    FROM goal_events r
+    WHERE r.id > $1 AND r.id <= $2
+), users AS (
+    INSERT INTO goal_event_users AS g (environment_id, event_key, user_id, last_at)
+    SELECT environment_id, event_key, user_id, max(at)
+    FROM batch
+    WHERE user_id IS NOT NULL
+    GROUP BY environment_id, event_key, user_id
+    ORDER BY environment_id, event_key, user_id
+    ON CONFLICT (environment_id, event_key, user_id) DO UPDATE
+    SET last_at = excluded.last_at
+    WHERE excluded.last_at > g.last_at
+    -- xmax is 0 exactly for rows this statement inserted (not updated).
+    RETURNING g.environment_id, g.event_key, (g.xmax = 0) AS inserted
+), new_users AS (
+    SELECT environment_id, event_key, count(*) AS n FROM users WHERE inserted GROUP BY environment_id, event_key
+)
+INSERT INTO goal_event_keys AS k (environment_id, event_key, total, unique_users, last_seen)
+SELECT b.environment_id, b.event_key, count(*), coalesce(max(n.n), 0), max(b.at)
+FROM batch b
+LEFT JOIN new_users n ON n.environment_id = b.environment_id AND n.event_key = b.event_key
+GROUP BY b.environment_id, b.event_key
+ORDER BY b.environment_id, b.event_key
+ON CONFLICT (environment_id, event_key) DO UPDATE
+SET total = k.total + excluded.total,
+    unique_users = k.unique_users + excluded.unique_users,
+    last_seen = greatest(k.last_seen, excluded.last_seen)
+`
+
+type FoldGoalEventsParams struct {
+	AfterID   int64
+	ThroughID int64
+}
+
+// Folds the raw rows with after_id < id <= through_id into the rollups
+// (server/core/rollups.go). Rows are upserted in primary-key order.
+func (q *Queries) FoldGoalEvents(ctx context.Context, arg FoldGoalEventsParams) error {
+	_, err := q.db.Exec(ctx, foldGoalEvents, arg.AfterID, arg.ThroughID)
+	return err
+}
+
 const listEventKeys = `-- name: ListEventKeys :many
 SELECT event_key, total, unique_users, last_seen FROM goal_event_keys
 WHERE environment_id = $1 AND total > 0
@@ -130,62 +174,4 @@ func (q *Queries) ListEventKeys(ctx context.Context, environmentID uuid.UUID) ([
 		return nil, err
 	}
 	return items, nil
-}
-
-const rollUpGoalEvents = `-- name: RollUpGoalEvents :exec
-WITH batch AS (
-    -- Set-returning functions in one select list advance in lockstep.
-    SELECT unnest($2::text[]) AS event_key, unnest($3::timestamptz[]) AS at
-), batch_users AS (
-    SELECT unnest($4::text[]) AS event_key,
-           unnest($5::text[]) AS user_id,
-           unnest($6::timestamptz[]) AS at
-), users AS (
-    INSERT INTO goal_event_users AS g (environment_id, event_key, user_id, last_at)
-    SELECT $1::uuid, u.event_key, u.user_id, max(u.at)
-    FROM batch_users u
-    GROUP BY u.event_key, u.user_id
-    ORDER BY u.event_key, u.user_id
-    ON CONFLICT (environment_id, event_key, user_id) DO UPDATE
-    SET last_at = excluded.last_at
-    WHERE excluded.last_at > g.last_at
-    -- xmax is 0 exactly for rows this statement inserted (not updated).
-    RETURNING g.event_key, (g.xmax = 0) AS inserted
-), new_users AS (
-    SELECT event_key, count(*) AS n FROM users WHERE inserted GROUP BY event_key
-)
-INSERT INTO goal_event_keys AS k (environment_id, event_key, total, unique_users, last_seen)
-SELECT $1::uuid, b.event_key, count(*), coalesce(max(n.n), 0), max(b.at)
-FROM batch b
-LEFT JOIN new_users n ON n.event_key = b.event_key
-GROUP BY b.event_key
-ORDER BY b.event_key
-ON CONFLICT (environment_id, event_key) DO UPDATE
-SET total = k.total + excluded.total,
-    unique_users = k.unique_users + excluded.unique_users,
-    last_seen = greatest(k.last_seen, excluded.last_seen)
-`
-
-type RollUpGoalEventsParams struct {
-	EnvironmentID uuid.UUID
-	EventKeys     []string
-	OccurredAts   []time.Time
-	UserEventKeys []string
-	UserIds       []string
-	UserAts       []time.Time
-}
-
-// One batch's rollups. The key arrays hold every row; the user arrays only
-// rows with a user_id. Rows are upserted in primary-key order so that
-// concurrent batches cannot deadlock.
-func (q *Queries) RollUpGoalEvents(ctx context.Context, arg RollUpGoalEventsParams) error {
-	_, err := q.db.Exec(ctx, rollUpGoalEvents,
-		arg.EnvironmentID,
-		arg.EventKeys,
-		arg.OccurredAts,
-		arg.UserEventKeys,
-		arg.UserIds,
-		arg.UserAts,
-	)
-	return err
 }

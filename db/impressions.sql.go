@@ -115,6 +115,67 @@ func (q *Queries) DeleteExpiredImpressions(ctx context.Context, arg DeleteExpire
 	return result.RowsAffected(), nil
 }
 
+const foldImpressions = `-- name: FoldImpressions :exec
+WITH batch AS (
+    SELECT id, environment_id, flag_key, user_id, value, evaluated_at AS at
+    FROM impressions r
+    WHERE r.id > $1 AND r.id <= $2
+), daily AS (
+    INSERT INTO impression_daily AS d (environment_id, flag_key, day, value, impressions, last_seen)
+    SELECT environment_id, flag_key, (at AT TIME ZONE 'UTC')::date, value, count(*), max(at)
+    FROM batch
+    GROUP BY environment_id, flag_key, (at AT TIME ZONE 'UTC')::date, value
+    ORDER BY environment_id, flag_key, (at AT TIME ZONE 'UTC')::date, md5(value)
+    ON CONFLICT (environment_id, flag_key, day, md5(value)) DO UPDATE
+    SET impressions = d.impressions + excluded.impressions,
+        last_seen = greatest(d.last_seen, excluded.last_seen)
+), variant_users AS (
+    INSERT INTO impression_variant_users AS v (environment_id, flag_key, value, user_id, first_at)
+    SELECT environment_id, flag_key, value, user_id, min(at)
+    FROM batch
+    WHERE user_id IS NOT NULL
+    GROUP BY environment_id, flag_key, value, user_id
+    ORDER BY environment_id, flag_key, md5(value), user_id
+    ON CONFLICT (environment_id, flag_key, md5(value), user_id) DO UPDATE
+    SET first_at = excluded.first_at
+    WHERE excluded.first_at < v.first_at
+), exposures AS (
+    INSERT INTO impression_exposures AS e (environment_id, flag_key, user_id, value, first_at)
+    SELECT DISTINCT ON (environment_id, flag_key, user_id) environment_id, flag_key, user_id, value, at
+    FROM batch
+    WHERE user_id IS NOT NULL
+    ORDER BY environment_id, flag_key, user_id, at, id
+    ON CONFLICT (environment_id, flag_key, user_id) DO UPDATE
+    SET value = excluded.value, first_at = excluded.first_at
+    WHERE excluded.first_at < e.first_at
+    -- xmax is 0 exactly for rows this statement inserted (not updated).
+    RETURNING e.environment_id, e.flag_key, (e.xmax = 0) AS inserted
+)
+INSERT INTO impression_flag_users AS f (environment_id, flag_key, users)
+SELECT environment_id, flag_key, count(*)
+FROM exposures
+WHERE inserted
+GROUP BY environment_id, flag_key
+ORDER BY environment_id, flag_key
+ON CONFLICT (environment_id, flag_key) DO UPDATE
+SET users = f.users + excluded.users
+`
+
+type FoldImpressionsParams struct {
+	AfterID   int64
+	ThroughID int64
+}
+
+// Folds the raw rows with after_id < id <= through_id into the rollups
+// (server/core/rollups.go): one statement per range, which the caller keeps
+// to a bounded width. Rows are upserted in primary-key order. First
+// exposures break ties of time by id (ingest order); rows folded earlier
+// have smaller ids, so an existing row wins a tie.
+func (q *Queries) FoldImpressions(ctx context.Context, arg FoldImpressionsParams) error {
+	_, err := q.db.Exec(ctx, foldImpressions, arg.AfterID, arg.ThroughID)
+	return err
+}
+
 const getFlagUsers = `-- name: GetFlagUsers :one
 SELECT coalesce((SELECT users FROM impression_flag_users
                  WHERE environment_id = $1 AND flag_key = $2), 0)::bigint
@@ -467,84 +528,4 @@ func (q *Queries) RefreshExpiredVariantUsers(ctx context.Context, arg RefreshExp
 	var count int64
 	err := row.Scan(&count)
 	return count, err
-}
-
-const rollUpImpressions = `-- name: RollUpImpressions :exec
-WITH batch AS (
-    -- Set-returning functions in one select list advance in lockstep.
-    SELECT unnest($2::text[]) AS flag_key,
-           unnest($3::text[]) AS value,
-           unnest($4::timestamptz[]) AS at
-), users AS (
-    SELECT unnest($5::text[]) AS flag_key,
-           unnest($6::text[]) AS user_id,
-           unnest($7::text[]) AS value,
-           unnest($8::timestamptz[]) AS at,
-           generate_subscripts($6::text[], 1) AS ord
-), daily AS (
-    INSERT INTO impression_daily AS d (environment_id, flag_key, day, value, impressions, last_seen)
-    SELECT $1::uuid, flag_key, (at AT TIME ZONE 'UTC')::date, value, count(*), max(at)
-    FROM batch
-    GROUP BY flag_key, (at AT TIME ZONE 'UTC')::date, value
-    ORDER BY flag_key, (at AT TIME ZONE 'UTC')::date, md5(value)
-    ON CONFLICT (environment_id, flag_key, day, md5(value)) DO UPDATE
-    SET impressions = d.impressions + excluded.impressions,
-        last_seen = greatest(d.last_seen, excluded.last_seen)
-), variant_users AS (
-    INSERT INTO impression_variant_users AS v (environment_id, flag_key, value, user_id, first_at)
-    SELECT $1::uuid, flag_key, value, user_id, min(at)
-    FROM users
-    GROUP BY flag_key, value, user_id
-    ORDER BY flag_key, md5(value), user_id
-    ON CONFLICT (environment_id, flag_key, md5(value), user_id) DO UPDATE
-    SET first_at = excluded.first_at
-    WHERE excluded.first_at < v.first_at
-), exposures AS (
-    INSERT INTO impression_exposures AS e (environment_id, flag_key, user_id, value, first_at)
-    SELECT DISTINCT ON (flag_key, user_id) $1::uuid, flag_key, user_id, value, at
-    FROM users
-    ORDER BY flag_key, user_id, at, ord
-    ON CONFLICT (environment_id, flag_key, user_id) DO UPDATE
-    SET value = excluded.value, first_at = excluded.first_at
-    WHERE excluded.first_at < e.first_at
-    -- xmax is 0 exactly for rows this statement inserted (not updated).
-    RETURNING e.flag_key, (e.xmax = 0) AS inserted
-)
-INSERT INTO impression_flag_users AS f (environment_id, flag_key, users)
-SELECT $1::uuid, flag_key, count(*)
-FROM exposures
-WHERE inserted
-GROUP BY flag_key
-ORDER BY flag_key
-ON CONFLICT (environment_id, flag_key) DO UPDATE
-SET users = f.users + excluded.users
-`
-
-type RollUpImpressionsParams struct {
-	EnvironmentID uuid.UUID
-	DailyFlagKeys []string
-	DailyValues   []string
-	DailyAts      []time.Time
-	UserFlagKeys  []string
-	UserIds       []string
-	UserValues    []string
-	UserAts       []time.Time
-}
-
-// One batch's rollups. The daily arrays hold every row; the user arrays only
-// rows with a user_id, in ingest order (ties of first exposure go to the
-// earlier row). Rows are upserted in primary-key order so that concurrent
-// batches lock them in the same order and cannot deadlock.
-func (q *Queries) RollUpImpressions(ctx context.Context, arg RollUpImpressionsParams) error {
-	_, err := q.db.Exec(ctx, rollUpImpressions,
-		arg.EnvironmentID,
-		arg.DailyFlagKeys,
-		arg.DailyValues,
-		arg.DailyAts,
-		arg.UserFlagKeys,
-		arg.UserIds,
-		arg.UserValues,
-		arg.UserAts,
-	)
-	return err
 }

@@ -230,11 +230,9 @@ type ProjectMember struct {
 	CreatedAt time.Time
 }
 
-type RollupPending struct {
-	ID        int64
-	Kind      string
-	Params    []byte
-	CreatedAt time.Time
+type RollupWatermark struct {
+	Kind          string
+	FoldedThrough int64
 }
 
 type SDKKey struct {

@@ -9,87 +9,88 @@ import (
 	"context"
 )
 
-const countPendingRollups = `-- name: CountPendingRollups :one
-SELECT count(*) FROM rollup_pending
+const getIngestHighWater = `-- name: GetIngestHighWater :one
+SELECT (SELECT coalesce(max(id), 0) FROM impressions)::bigint AS impressions,
+       (SELECT coalesce(max(id), 0) FROM goal_events)::bigint AS events
 `
 
-func (q *Queries) CountPendingRollups(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, countPendingRollups)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+type GetIngestHighWaterRow struct {
+	Impressions int64
+	Events      int64
 }
 
-const deletePendingRollups = `-- name: DeletePendingRollups :exec
-DELETE FROM rollup_pending WHERE id = ANY($1::bigint[])
+// The largest committed ids. Read after LockIngestExclusive, in a later
+// statement (a new snapshot), every ingest with a smaller id has committed.
+func (q *Queries) GetIngestHighWater(ctx context.Context) (GetIngestHighWaterRow, error) {
+	row := q.db.QueryRow(ctx, getIngestHighWater)
+	var i GetIngestHighWaterRow
+	err := row.Scan(&i.Impressions, &i.Events)
+	return i, err
+}
+
+const getRollupWatermarks = `-- name: GetRollupWatermarks :one
+SELECT (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions')::bigint AS impressions,
+       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events')::bigint AS events
 `
 
-func (q *Queries) DeletePendingRollups(ctx context.Context, ids []int64) error {
-	_, err := q.db.Exec(ctx, deletePendingRollups, ids)
+type GetRollupWatermarksRow struct {
+	Impressions int64
+	Events      int64
+}
+
+func (q *Queries) GetRollupWatermarks(ctx context.Context) (GetRollupWatermarksRow, error) {
+	row := q.db.QueryRow(ctx, getRollupWatermarks)
+	var i GetRollupWatermarksRow
+	err := row.Scan(&i.Impressions, &i.Events)
+	return i, err
+}
+
+const lockIngestExclusive = `-- name: LockIngestExclusive :exec
+SELECT pg_advisory_xact_lock(7313092251183417002)
+`
+
+// The fold's barrier: granted once every ingest in flight has committed.
+func (q *Queries) LockIngestExclusive(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockIngestExclusive)
 	return err
 }
 
-const insertPendingRollup = `-- name: InsertPendingRollup :exec
-INSERT INTO rollup_pending (kind, params) VALUES ($1, $2)
+const lockIngestShared = `-- name: LockIngestShared :exec
+
+SELECT pg_advisory_xact_lock_shared(7313092251183417002)
 `
 
-type InsertPendingRollupParams struct {
-	Kind   string
-	Params []byte
-}
-
-func (q *Queries) InsertPendingRollup(ctx context.Context, arg InsertPendingRollupParams) error {
-	_, err := q.db.Exec(ctx, insertPendingRollup, arg.Kind, arg.Params)
+// Folding raw impressions and goal events into the rollups
+// (migrations/00006_rollup_watermarks.sql, server/core/rollups.go).
+// Held by every ingest transaction from before its COPY until it commits.
+func (q *Queries) LockIngestShared(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockIngestShared)
 	return err
 }
 
-const listPendingRollups = `-- name: ListPendingRollups :many
-SELECT id, kind, params FROM rollup_pending ORDER BY id LIMIT $1
+const lockRollupWatermark = `-- name: LockRollupWatermark :one
+SELECT folded_through FROM rollup_watermarks WHERE kind = $1 FOR UPDATE
 `
 
-type ListPendingRollupsRow struct {
-	ID     int64
-	Kind   string
-	Params []byte
+// Serialises folding of one kind (and the reads that fold first) across
+// instances.
+func (q *Queries) LockRollupWatermark(ctx context.Context, kind string) (int64, error) {
+	row := q.db.QueryRow(ctx, lockRollupWatermark, kind)
+	var folded_through int64
+	err := row.Scan(&folded_through)
+	return folded_through, err
 }
 
-func (q *Queries) ListPendingRollups(ctx context.Context, rowLimit int32) ([]ListPendingRollupsRow, error) {
-	rows, err := q.db.Query(ctx, listPendingRollups, rowLimit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListPendingRollupsRow{}
-	for rows.Next() {
-		var i ListPendingRollupsRow
-		if err := rows.Scan(&i.ID, &i.Kind, &i.Params); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const lockRollupFold = `-- name: LockRollupFold :exec
-SELECT pg_advisory_xact_lock(7313092251183417001)
+const setRollupWatermark = `-- name: SetRollupWatermark :exec
+UPDATE rollup_watermarks SET folded_through = $1 WHERE kind = $2
 `
 
-// Serialises folding (and the reads that fold first) across instances.
-func (q *Queries) LockRollupFold(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, lockRollupFold)
+type SetRollupWatermarkParams struct {
+	FoldedThrough int64
+	Kind          string
+}
+
+func (q *Queries) SetRollupWatermark(ctx context.Context, arg SetRollupWatermarkParams) error {
+	_, err := q.db.Exec(ctx, setRollupWatermark, arg.FoldedThrough, arg.Kind)
 	return err
-}
-
-const tryLockRollupFold = `-- name: TryLockRollupFold :one
-SELECT pg_try_advisory_xact_lock(7313092251183417001)
-`
-
-func (q *Queries) TryLockRollupFold(ctx context.Context) (bool, error) {
-	row := q.db.QueryRow(ctx, tryLockRollupFold)
-	var pg_try_advisory_xact_lock bool
-	err := row.Scan(&pg_try_advisory_xact_lock)
-	return pg_try_advisory_xact_lock, err
 }

@@ -1,41 +1,38 @@
 -- Goal events: raw rows (COPY at ingest) and the rollups of
--- migrations/00003_measurement.sql, maintained in the same transaction.
+-- migrations/00003_measurement.sql, folded in after ingest (rollups.sql).
 
 -- name: CopyGoalEvents :copyfrom
 INSERT INTO goal_events (environment_id, event_key, user_id, value, context, occurred_at, received_at)
 VALUES (@environment_id, @event_key, @user_id, @value, @context, @occurred_at, @received_at);
 
--- name: RollUpGoalEvents :exec
--- One batch's rollups. The key arrays hold every row; the user arrays only
--- rows with a user_id. Rows are upserted in primary-key order so that
--- concurrent batches cannot deadlock.
+-- name: FoldGoalEvents :exec
+-- Folds the raw rows with after_id < id <= through_id into the rollups
+-- (server/core/rollups.go). Rows are upserted in primary-key order.
 WITH batch AS (
-    -- Set-returning functions in one select list advance in lockstep.
-    SELECT unnest(@event_keys::text[]) AS event_key, unnest(@occurred_ats::timestamptz[]) AS at
-), batch_users AS (
-    SELECT unnest(@user_event_keys::text[]) AS event_key,
-           unnest(@user_ids::text[]) AS user_id,
-           unnest(@user_ats::timestamptz[]) AS at
+    SELECT environment_id, event_key, user_id, occurred_at AS at
+    FROM goal_events r
+    WHERE r.id > @after_id AND r.id <= @through_id
 ), users AS (
     INSERT INTO goal_event_users AS g (environment_id, event_key, user_id, last_at)
-    SELECT @environment_id::uuid, u.event_key, u.user_id, max(u.at)
-    FROM batch_users u
-    GROUP BY u.event_key, u.user_id
-    ORDER BY u.event_key, u.user_id
+    SELECT environment_id, event_key, user_id, max(at)
+    FROM batch
+    WHERE user_id IS NOT NULL
+    GROUP BY environment_id, event_key, user_id
+    ORDER BY environment_id, event_key, user_id
     ON CONFLICT (environment_id, event_key, user_id) DO UPDATE
     SET last_at = excluded.last_at
     WHERE excluded.last_at > g.last_at
     -- xmax is 0 exactly for rows this statement inserted (not updated).
-    RETURNING g.event_key, (g.xmax = 0) AS inserted
+    RETURNING g.environment_id, g.event_key, (g.xmax = 0) AS inserted
 ), new_users AS (
-    SELECT event_key, count(*) AS n FROM users WHERE inserted GROUP BY event_key
+    SELECT environment_id, event_key, count(*) AS n FROM users WHERE inserted GROUP BY environment_id, event_key
 )
 INSERT INTO goal_event_keys AS k (environment_id, event_key, total, unique_users, last_seen)
-SELECT @environment_id::uuid, b.event_key, count(*), coalesce(max(n.n), 0), max(b.at)
+SELECT b.environment_id, b.event_key, count(*), coalesce(max(n.n), 0), max(b.at)
 FROM batch b
-LEFT JOIN new_users n ON n.event_key = b.event_key
-GROUP BY b.event_key
-ORDER BY b.event_key
+LEFT JOIN new_users n ON n.environment_id = b.environment_id AND n.event_key = b.event_key
+GROUP BY b.environment_id, b.event_key
+ORDER BY b.environment_id, b.event_key
 ON CONFLICT (environment_id, event_key) DO UPDATE
 SET total = k.total + excluded.total,
     unique_users = k.unique_users + excluded.unique_users,

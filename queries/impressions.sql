@@ -1,61 +1,57 @@
 -- Impressions: raw rows (COPY at ingest) and the rollups of
--- migrations/00003_measurement.sql, maintained in the same transaction.
+-- migrations/00003_measurement.sql, folded in after ingest (rollups.sql).
 
 -- name: CopyImpressions :copyfrom
 INSERT INTO impressions (environment_id, flag_key, user_id, value, context, evaluated_at)
 VALUES (@environment_id, @flag_key, @user_id, @value, @context, @evaluated_at);
 
--- name: RollUpImpressions :exec
--- One batch's rollups. The daily arrays hold every row; the user arrays only
--- rows with a user_id, in ingest order (ties of first exposure go to the
--- earlier row). Rows are upserted in primary-key order so that concurrent
--- batches lock them in the same order and cannot deadlock.
+-- name: FoldImpressions :exec
+-- Folds the raw rows with after_id < id <= through_id into the rollups
+-- (server/core/rollups.go): one statement per range, which the caller keeps
+-- to a bounded width. Rows are upserted in primary-key order. First
+-- exposures break ties of time by id (ingest order); rows folded earlier
+-- have smaller ids, so an existing row wins a tie.
 WITH batch AS (
-    -- Set-returning functions in one select list advance in lockstep.
-    SELECT unnest(@daily_flag_keys::text[]) AS flag_key,
-           unnest(@daily_values::text[]) AS value,
-           unnest(@daily_ats::timestamptz[]) AS at
-), users AS (
-    SELECT unnest(@user_flag_keys::text[]) AS flag_key,
-           unnest(@user_ids::text[]) AS user_id,
-           unnest(@user_values::text[]) AS value,
-           unnest(@user_ats::timestamptz[]) AS at,
-           generate_subscripts(@user_ids::text[], 1) AS ord
+    SELECT id, environment_id, flag_key, user_id, value, evaluated_at AS at
+    FROM impressions r
+    WHERE r.id > @after_id AND r.id <= @through_id
 ), daily AS (
     INSERT INTO impression_daily AS d (environment_id, flag_key, day, value, impressions, last_seen)
-    SELECT @environment_id::uuid, flag_key, (at AT TIME ZONE 'UTC')::date, value, count(*), max(at)
+    SELECT environment_id, flag_key, (at AT TIME ZONE 'UTC')::date, value, count(*), max(at)
     FROM batch
-    GROUP BY flag_key, (at AT TIME ZONE 'UTC')::date, value
-    ORDER BY flag_key, (at AT TIME ZONE 'UTC')::date, md5(value)
+    GROUP BY environment_id, flag_key, (at AT TIME ZONE 'UTC')::date, value
+    ORDER BY environment_id, flag_key, (at AT TIME ZONE 'UTC')::date, md5(value)
     ON CONFLICT (environment_id, flag_key, day, md5(value)) DO UPDATE
     SET impressions = d.impressions + excluded.impressions,
         last_seen = greatest(d.last_seen, excluded.last_seen)
 ), variant_users AS (
     INSERT INTO impression_variant_users AS v (environment_id, flag_key, value, user_id, first_at)
-    SELECT @environment_id::uuid, flag_key, value, user_id, min(at)
-    FROM users
-    GROUP BY flag_key, value, user_id
-    ORDER BY flag_key, md5(value), user_id
+    SELECT environment_id, flag_key, value, user_id, min(at)
+    FROM batch
+    WHERE user_id IS NOT NULL
+    GROUP BY environment_id, flag_key, value, user_id
+    ORDER BY environment_id, flag_key, md5(value), user_id
     ON CONFLICT (environment_id, flag_key, md5(value), user_id) DO UPDATE
     SET first_at = excluded.first_at
     WHERE excluded.first_at < v.first_at
 ), exposures AS (
     INSERT INTO impression_exposures AS e (environment_id, flag_key, user_id, value, first_at)
-    SELECT DISTINCT ON (flag_key, user_id) @environment_id::uuid, flag_key, user_id, value, at
-    FROM users
-    ORDER BY flag_key, user_id, at, ord
+    SELECT DISTINCT ON (environment_id, flag_key, user_id) environment_id, flag_key, user_id, value, at
+    FROM batch
+    WHERE user_id IS NOT NULL
+    ORDER BY environment_id, flag_key, user_id, at, id
     ON CONFLICT (environment_id, flag_key, user_id) DO UPDATE
     SET value = excluded.value, first_at = excluded.first_at
     WHERE excluded.first_at < e.first_at
     -- xmax is 0 exactly for rows this statement inserted (not updated).
-    RETURNING e.flag_key, (e.xmax = 0) AS inserted
+    RETURNING e.environment_id, e.flag_key, (e.xmax = 0) AS inserted
 )
 INSERT INTO impression_flag_users AS f (environment_id, flag_key, users)
-SELECT @environment_id::uuid, flag_key, count(*)
+SELECT environment_id, flag_key, count(*)
 FROM exposures
 WHERE inserted
-GROUP BY flag_key
-ORDER BY flag_key
+GROUP BY environment_id, flag_key
+ORDER BY environment_id, flag_key
 ON CONFLICT (environment_id, flag_key) DO UPDATE
 SET users = f.users + excluded.users;
 

@@ -1,18 +1,28 @@
--- name: InsertPendingRollup :exec
-INSERT INTO rollup_pending (kind, params) VALUES (@kind, @params);
+-- Folding raw impressions and goal events into the rollups
+-- (migrations/00006_rollup_watermarks.sql, server/core/rollups.go).
 
--- name: LockRollupFold :exec
--- Serialises folding (and the reads that fold first) across instances.
-SELECT pg_advisory_xact_lock(7313092251183417001);
+-- name: LockIngestShared :exec
+-- Held by every ingest transaction from before its COPY until it commits.
+SELECT pg_advisory_xact_lock_shared(7313092251183417002);
 
--- name: TryLockRollupFold :one
-SELECT pg_try_advisory_xact_lock(7313092251183417001);
+-- name: LockIngestExclusive :exec
+-- The fold's barrier: granted once every ingest in flight has committed.
+SELECT pg_advisory_xact_lock(7313092251183417002);
 
--- name: ListPendingRollups :many
-SELECT id, kind, params FROM rollup_pending ORDER BY id LIMIT @row_limit;
+-- name: GetIngestHighWater :one
+-- The largest committed ids. Read after LockIngestExclusive, in a later
+-- statement (a new snapshot), every ingest with a smaller id has committed.
+SELECT (SELECT coalesce(max(id), 0) FROM impressions)::bigint AS impressions,
+       (SELECT coalesce(max(id), 0) FROM goal_events)::bigint AS events;
 
--- name: DeletePendingRollups :exec
-DELETE FROM rollup_pending WHERE id = ANY(@ids::bigint[]);
+-- name: GetRollupWatermarks :one
+SELECT (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions')::bigint AS impressions,
+       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events')::bigint AS events;
 
--- name: CountPendingRollups :one
-SELECT count(*) FROM rollup_pending;
+-- name: LockRollupWatermark :one
+-- Serialises folding of one kind (and the reads that fold first) across
+-- instances.
+SELECT folded_through FROM rollup_watermarks WHERE kind = @kind FOR UPDATE;
+
+-- name: SetRollupWatermark :exec
+UPDATE rollup_watermarks SET folded_through = @folded_through WHERE kind = @kind;

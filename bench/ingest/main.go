@@ -2,10 +2,13 @@
 // scratch database of the local PostgreSQL:
 //
 //  1. Ingest: raw pgx CopyFrom of 500-row impression batches into the
-//     impressions table (same rows, same indexes) against the real HTTP
-//     API (POST /api/environments/{env}/impressions with an SDK key, the
-//     server started in-process via server/app), with 1 and 4 writers,
-//     side by side, and their ratio.
+//     impressions table (same rows, same indexes, no rollups: folding is
+//     held off meanwhile and the rows are never folded) against the real
+//     HTTP API (POST /api/environments/{env}/impressions with an SDK key,
+//     the server started in-process via server/app, its rollup folder
+//     running), with 1 and 4 writers, side by side, and their ratio. The
+//     batches are built before the clock starts. After each ingest run a
+//     read folds what the folder left, and its time is printed.
 //  2. Queries: seeds -impressions impressions and -events goal events
 //     through the ingest path (rollups included), then times per-flag
 //     stats, exposure and experiment results through the HTTP API and
@@ -28,6 +31,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -62,6 +66,8 @@ type options struct {
 	dbMaxConns    int
 	seedWriters   int
 	experimentKey string
+	cpuProfile    string
+	maxBacklog    int64
 }
 
 func main() {
@@ -81,8 +87,21 @@ func main() {
 	flag.BoolVar(&o.explain, "explain", true, "print EXPLAIN ANALYZE of the query statements")
 	flag.IntVar(&o.dbMaxConns, "db-max-connections", 10, "the server's DB_MAX_CONNECTIONS")
 	flag.IntVar(&o.seedWriters, "seed-writers", 4, "concurrent writers while seeding")
+	flag.Int64Var(&o.maxBacklog, "fold-max-backlog", 0, "the server's rollup folder folds during ingest once this many rows are unfolded (core.FolderConfig.MaxBacklog; 0: the default)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (client and in-process server) to this file")
 	flag.Parse()
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(context.Background(), o); err != nil {
+		pprof.StopCPUProfile()
 		log.Fatal(err)
 	}
 }
@@ -114,7 +133,7 @@ func run(ctx context.Context, o options) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srvCtx, stop := context.WithCancel(ctx)
-	a, err := app.New(srvCtx, cfg, logger)
+	a, err := app.New(srvCtx, cfg, logger, app.WithRollupFolder(core.FolderConfig{MaxBacklog: o.maxBacklog}))
 	if err != nil {
 		stop()
 		return err
@@ -272,53 +291,137 @@ func compareIngest(ctx context.Context, o options, pool *pgxpool.Pool, base stri
 	fmt.Printf("== Ingest: %d rows per run, %d-row batches, %d flags, %d users\n", o.ingestRows, batchSize, o.flags, o.users)
 	svc := core.New(pool, core.Config{})
 	principal := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: envs["development"]}
-	fmt.Printf("%-8s %14s %14s %7s %16s\n", "writers", "raw rows/s", "HTTP rows/s", "ratio", "core rows/s")
+	fmt.Printf("%-8s %14s %14s %7s %16s %14s %14s\n", "writers", "raw rows/s", "HTTP rows/s", "ratio", "core rows/s", "HTTP fold", "core fold")
+	// drain folds every row ingested so far (a read does that first) and
+	// returns how long it took.
+	drain := func() (time.Duration, error) {
+		t := time.Now()
+		_, err := svc.ImpressionStats(ctx, principal, envs["development"])
+		return time.Since(t), err
+	}
 	for _, w := range writers {
-		// Raw: CopyFrom straight into impressions (staging), no rollups.
-		raw, err := parallel(w, o.ingestRows/batchSize, func(seed uint64) (func() error, error) {
-			r := rand.New(rand.NewPCG(seed, 1))
-			return func() error {
-				rows := make([][]any, 0, batchSize)
-				for _, im := range g.batch(r) {
-					rows = append(rows, []any{envs["staging"], im.FlagKey, im.UserID, im.Value, nil, im.EvaluatedAt})
-				}
-				_, err := pool.CopyFrom(ctx, pgx.Identifier{"impressions"},
-					[]string{"environment_id", "flag_key", "user_id", "value", "context", "evaluated_at"}, pgx.CopyFromRows(rows))
+		// The same batches for all three paths, built before the clock
+		// starts (each path's own encoding, COPY rows, JSON bodies or core
+		// items, included), so the runs time the sinks, not the generator.
+		r := rand.New(rand.NewPCG(uint64(w), 1))
+		n := o.ingestRows / batchSize
+		rawRows := make([][][]any, n)
+		bodies := make([][]byte, n)
+		items := make([][]core.ImpressionInput, n)
+		for i := range n {
+			b := g.batch(r)
+			rawRows[i] = make([][]any, len(b))
+			for j, im := range b {
+				rawRows[i][j] = []any{envs["staging"], im.FlagKey, im.UserID, im.Value, nil, im.EvaluatedAt}
+			}
+			if bodies[i], err = json.Marshal(b); err != nil {
 				return err
-			}, nil
+			}
+			items[i] = coreItems(b)
+		}
+		if _, err := drain(); err != nil {
+			return err
+		}
+		// Raw: CopyFrom straight into impressions (staging), no rollups.
+		raw, err := withoutFolding(ctx, pool, func() (time.Duration, error) {
+			return each(w, n, func(i int) error {
+				_, err := pool.CopyFrom(ctx, pgx.Identifier{"impressions"},
+					[]string{"environment_id", "flag_key", "user_id", "value", "context", "evaluated_at"}, pgx.CopyFromRows(rawRows[i]))
+				return err
+			})
 		})
 		if err != nil {
 			return fmt.Errorf("raw copy: %w", err)
 		}
-		// HTTP: the same generator through the API with an SDK key.
-		api, err := parallel(w, o.ingestRows/batchSize, func(seed uint64) (func() error, error) {
-			r := rand.New(rand.NewPCG(seed, 1))
-			return func() error {
-				body, err := json.Marshal(g.batch(r))
-				if err != nil {
-					return err
-				}
-				return post(ctx, client, base+"/api/environments/"+envs["production"].String()+"/impressions", key, body)
-			}, nil
-		})
+		// HTTP: the same rows through the API with an SDK key. The server's
+		// background folder runs as configured.
+		url := base + "/api/environments/" + envs["production"].String() + "/impressions"
+		api, err := each(w, n, func(i int) error { return post(ctx, client, url, key, bodies[i]) })
 		if err != nil {
 			return fmt.Errorf("http ingest: %w", err)
 		}
-		// Core: the server's ingest path (COPY plus rollups) without HTTP,
-		// to tell the SQL cost from the HTTP and JSON cost.
-		direct, err := parallel(w, o.ingestRows/batchSize, func(seed uint64) (func() error, error) {
-			r := rand.New(rand.NewPCG(seed, 1))
-			return func() error { return svc.IngestImpressions(ctx, principal, envs["development"], coreItems(g.batch(r))) }, nil
+		apiFold, err := drain()
+		if err != nil {
+			return err
+		}
+		// Core: the server's ingest path without HTTP, to tell the SQL cost
+		// from the HTTP and JSON cost.
+		direct, err := each(w, n, func(i int) error {
+			return svc.IngestImpressions(ctx, principal, envs["development"], items[i])
 		})
 		if err != nil {
 			return fmt.Errorf("core ingest: %w", err)
 		}
+		directFold, err := drain()
+		if err != nil {
+			return err
+		}
 		rawRate := float64(o.ingestRows) / raw.Seconds()
 		apiRate := float64(o.ingestRows) / api.Seconds()
-		fmt.Printf("%-8d %14.0f %14.0f %6.0f%% %16.0f\n", w, rawRate, apiRate, 100*apiRate/rawRate, float64(o.ingestRows)/direct.Seconds())
+		fmt.Printf("%-8d %14.0f %14.0f %6.0f%% %16.0f %14s %14s\n", w, rawRate, apiRate, 100*apiRate/rawRate,
+			float64(o.ingestRows)/direct.Seconds(), ms(apiFold), ms(directFold))
 	}
+	fmt.Println("(HTTP fold, core fold: the read right after the run, which folds what the background folder left)")
 	fmt.Println()
 	return nil
+}
+
+// withoutFolding runs the raw baseline with folding held off, and then
+// moves the impressions watermark past the rows it wrote: the baseline is
+// COPY into the same table with the same indexes and no rollups, so its
+// rows are never folded, and the folder cannot take CPU from it. Every row
+// ingested before must have been folded already.
+func withoutFolding(ctx context.Context, pool *pgxpool.Pool, run func() (time.Duration, error)) (time.Duration, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(ctx)
+	// Folders lock this row first (server/core/rollups.go).
+	if _, err := tx.Exec(ctx, `SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions' FOR UPDATE`); err != nil {
+		return 0, err
+	}
+	d, err := run()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE rollup_watermarks SET folded_through = (SELECT max(id) FROM impressions) WHERE kind = 'impressions'`); err != nil {
+		return 0, err
+	}
+	return d, tx.Commit(ctx)
+}
+
+// each calls fn for every batch index in 0..batches-1 across w workers
+// and returns the wall time.
+func each(w, batches int, fn func(i int) error) (time.Duration, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, w)
+	start := time.Now()
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= batches {
+					return
+				}
+				if err := fn(i); err != nil {
+					errs[k] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return elapsed, nil
 }
 
 // parallel runs batches calls of the function made by mk across w workers
@@ -439,6 +542,13 @@ func timeQueries(ctx context.Context, o options, pool *pgxpool.Pool, base string
 		return fmt.Errorf("seed events: %w", err)
 	}
 	fmt.Printf("seeded goal events in %s; total seeding %s\n", evSeeded.Round(time.Millisecond), time.Since(start).Round(time.Second))
+	// Fold what the background folder left (a read folds first), so that
+	// the timed reads below find an empty backlog.
+	t := time.Now()
+	if _, err := svc.ImpressionStats(ctx, sdk, env); err != nil {
+		return err
+	}
+	fmt.Printf("folded the remaining backlog in %s\n", time.Since(t).Round(time.Millisecond))
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
 		return err
 	}
@@ -497,6 +607,9 @@ func timeQueries(ctx context.Context, o options, pool *pgxpool.Pool, base string
 			if strings.Contains(st.sql, "FROM environments") || strings.Contains(st.sql, "FROM sdk_keys") ||
 				strings.HasPrefix(strings.TrimSpace(st.sql), "begin") || strings.HasPrefix(strings.TrimSpace(st.sql), "commit") {
 				continue // the access check, not the measurement
+			}
+			if strings.Contains(st.sql, "pg_advisory") || strings.Contains(st.sql, "rollup_watermarks") || strings.Contains(st.sql, "max(id)") {
+				continue // the fold's barrier and watermark; nothing is left to fold here
 			}
 			fmt.Printf("== EXPLAIN ANALYZE: %s\n-- %s\n", q.name, firstLine(st.sql))
 			rows, err := pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+st.sql, st.args...)

@@ -70,7 +70,8 @@ type App struct {
 type Option func(*options)
 
 type options struct {
-	now func() time.Time
+	now    func() time.Time
+	folder core.FolderConfig
 	realtimeOptions
 	governance
 }
@@ -79,6 +80,13 @@ type options struct {
 // tests of lockouts, expiry and schedules need no sleeps.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.now = now }
+}
+
+// WithRollupFolder configures the background folder of the measurement
+// rollups (core.FolderConfig; its zero value is the default). Benchmarks
+// use it to compare folding policies.
+func WithRollupFolder(cfg core.FolderConfig) Option {
+	return func(o *options) { o.folder = cfg }
 }
 
 // New validates cfg, connects to PostgreSQL, runs migrations (under a lock,
@@ -157,7 +165,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		rt:       rt,
 		retention: func(ctx context.Context) {
 			folded := make(chan struct{})
-			go func() { defer close(folded); svc.RunRollupFolder(ctx, 200*time.Millisecond) }()
+			go func() { defer close(folded); svc.RunRollupFolder(ctx, o.folder) }()
 			svc.RunRetention(ctx, core.RetentionConfig{Days: cfg.RetentionDays})
 			<-folded
 		},

@@ -22,9 +22,9 @@ type GoalEventInput struct {
 	OccurredAt *time.Time // defaults to the receive time; later times are clamped to it
 }
 
-// IngestEvents stores a batch of goal events with one COPY and, in the same
-// transaction, records the batch for the event-key rollups (rollups.go). Spec, Goal event: rows with an
-// empty or over-long event_key are skipped; occurred_at defaults to the
+// IngestEvents stores a batch of goal events with one COPY; the event-key
+// rollups fold the rows in later (rollups.go). Spec, Goal event: rows with
+// an empty or over-long event_key are skipped; occurred_at defaults to the
 // receive time and is clamped to it, so a conversion never sorts before its
 // exposure (decisions.md: a later time becomes the receive time).
 func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []GoalEventInput) error {
@@ -33,7 +33,6 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	rows := make([]db.CopyGoalEventsParams, 0, len(items))
-	roll := db.RollUpGoalEventsParams{EnvironmentID: envID}
 	for _, it := range items {
 		if it.EventKey == "" || utf8.RuneCountInString(it.EventKey) > maxKeyLen {
 			continue
@@ -46,18 +45,11 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 			EnvironmentID: envID, EventKey: it.EventKey, UserID: it.UserID, Value: it.Value,
 			Context: it.Context, OccurredAt: at, ReceivedAt: now,
 		})
-		roll.EventKeys = append(roll.EventKeys, it.EventKey)
-		roll.OccurredAts = append(roll.OccurredAts, at)
-		if it.UserID != nil {
-			roll.UserEventKeys = append(roll.UserEventKeys, it.EventKey)
-			roll.UserIds = append(roll.UserIds, *it.UserID)
-			roll.UserAts = append(roll.UserAts, at)
-		}
 	}
 	return s.ingestBatch(ctx, p, envID, len(rows), func(q *db.Queries) error {
 		_, err := q.CopyGoalEvents(ctx, rows)
 		return err
-	}, rollupEvents, roll)
+	})
 }
 
 // ListEventKeys summarises the goal event keys of an environment, ordered

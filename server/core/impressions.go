@@ -45,46 +45,30 @@ type ImpressionInput struct {
 	EvaluatedAt *time.Time // defaults to the receive time
 }
 
-// IngestImpressions stores a batch of impressions with one COPY and, in the
-// same transaction, records the batch for the rollups, which are folded in
-// later (rollups.go) so ingest runs near raw COPY speed. SDK keys of the environment and any
-// member who may read it may report (spec: "SDK key allowed, admin not
-// required").
+// IngestImpressions stores a batch of impressions with one COPY; the
+// rollups fold the rows in later (rollups.go), so ingest runs near raw COPY
+// speed. SDK keys of the environment and any member who may read it may
+// report (spec: "SDK key allowed, admin not required").
 func (s *Service) IngestImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []ImpressionInput) error {
 	if len(items) > MaxBatchItems {
 		return ErrBatchTooLarge
 	}
 	now := s.now()
 	rows := make([]db.CopyImpressionsParams, len(items))
-	roll := db.RollUpImpressionsParams{
-		EnvironmentID: envID,
-		DailyFlagKeys: make([]string, len(items)),
-		DailyValues:   make([]string, len(items)),
-		DailyAts:      make([]time.Time, len(items)),
-	}
 	for i, it := range items {
 		at := now
 		if it.EvaluatedAt != nil {
 			at = *it.EvaluatedAt
 		}
-		// PostgreSQL keeps microseconds; the rollups must see the stored time.
-		at = at.UTC().Truncate(time.Microsecond)
 		rows[i] = db.CopyImpressionsParams{
 			EnvironmentID: envID, FlagKey: it.FlagKey, UserID: it.UserID,
 			Value: it.Value, Context: it.Context, EvaluatedAt: at,
-		}
-		roll.DailyFlagKeys[i], roll.DailyValues[i], roll.DailyAts[i] = it.FlagKey, it.Value, at
-		if it.UserID != nil {
-			roll.UserFlagKeys = append(roll.UserFlagKeys, it.FlagKey)
-			roll.UserIds = append(roll.UserIds, *it.UserID)
-			roll.UserValues = append(roll.UserValues, it.Value)
-			roll.UserAts = append(roll.UserAts, at)
 		}
 	}
 	return s.ingestBatch(ctx, p, envID, len(rows), func(q *db.Queries) error {
 		_, err := q.CopyImpressions(ctx, rows)
 		return err
-	}, rollupImpressions, roll)
+	})
 }
 
 // ImpressionFilter selects impressions to list. Nil fields are not applied.

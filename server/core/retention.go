@@ -52,8 +52,8 @@ func RetentionCutoff(now time.Time, days int) time.Time {
 // cutoff, in batches of short transactions so ingest is never blocked for
 // long, and brings the rollups in step with the rows that remain.
 func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeResult, error) {
-	// Fold first: a pending batch of old rows folded after the purge would
-	// count rows the purge already removed (rollups.go).
+	// Fold first, so the rollups hold every row the purge removes and the
+	// refresh below starts from complete first exposures (rollups.go).
 	if err := s.foldPending(ctx); err != nil {
 		return PurgeResult{}, err
 	}

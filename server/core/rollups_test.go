@@ -4,19 +4,22 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/internal/testenv"
 )
 
-// Deferred rollups are applied exactly once, whoever folds them: batches
-// ingested concurrently, folded by the background folder and by reads at
-// the same time, add up to exactly what was ingested.
+// Rows are folded into the rollups exactly once, whoever folds them:
+// batches ingested concurrently, folded by the background folder and by
+// reads at the same time, add up to exactly what was ingested, and every
+// read sees at least the batches acknowledged before it.
 func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -33,9 +36,13 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 
 	folderCtx, stopFolder := context.WithCancel(ctx)
 	folderDone := make(chan struct{})
-	go func() { defer close(folderDone); svc.RunRollupFolder(folderCtx, time.Millisecond) }()
+	go func() {
+		defer close(folderDone)
+		svc.RunRollupFolder(folderCtx, core.FolderConfig{Interval: time.Millisecond, MaxBacklog: 1})
+	}()
 
 	const writers, batches, size = 4, 10, 50
+	var acked atomic.Int64 // impressions acknowledged so far
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(2)
@@ -51,14 +58,24 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				acked.Add(size)
 			}
 		}()
 		go func() { // a reader folding at the same time
 			defer wg.Done()
 			for b := 0; b < batches; b++ {
-				if _, err := svc.ImpressionStats(ctx, admin, env); err != nil {
+				want := acked.Load()
+				stats, err := svc.ImpressionStats(ctx, admin, env)
+				if err != nil {
 					t.Error(err)
 					return
+				}
+				var got int64
+				for _, st := range stats {
+					got += st.Total
+				}
+				if got < want {
+					t.Errorf("a read saw %d impressions after %d were acknowledged", got, want)
 				}
 			}
 		}()
@@ -73,11 +90,77 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 	if len(stats) != 1 || stats[0].Total != writers*batches*size || stats[0].TrueCount != writers*batches*size || stats[0].UniqueUsers != writers*size {
 		t.Fatalf("stats = %+v, want %d impressions of %d users", stats, writers*batches*size, writers*size)
 	}
-	var pending int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM rollup_pending`).Scan(&pending); err != nil {
+	var unfolded int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM impressions
+		WHERE id > (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions')`).Scan(&unfolded); err != nil {
 		t.Fatal(err)
 	}
-	if pending != 0 {
-		t.Errorf("%d batches left unfolded after a read", pending)
+	if unfolded != 0 {
+		t.Errorf("%d impressions left unfolded after a read", unfolded)
+	}
+}
+
+// The background folder folds once ingest pauses, without any read.
+func TestRollupFolderFoldsWhenIdle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.Pool(t)
+	svc := core.New(pool, core.Config{})
+	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	var env uuid.UUID
+	if err := pool.QueryRow(ctx, `SELECT id FROM environments WHERE slug = 'production'`).Scan(&env); err != nil {
+		t.Fatal(err)
+	}
+	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
+	user := "u1"
+	if err := svc.IngestImpressions(ctx, sdk, env, []core.ImpressionInput{{FlagKey: "f", UserID: &user, Value: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.IngestEvents(ctx, sdk, env, []core.GoalEventInput{{EventKey: "buy", UserID: &user}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A backlog bound far above one row: only idleness can start the fold.
+	folderCtx, stopFolder := context.WithCancel(ctx)
+	folderDone := make(chan struct{})
+	go func() {
+		defer close(folderDone)
+		svc.RunRollupFolder(folderCtx, core.FolderConfig{Interval: 5 * time.Millisecond, MaxBacklog: 1 << 40})
+	}()
+	defer func() { stopFolder(); <-folderDone }()
+	const folded = `SELECT (SELECT count(*) FROM impression_daily) + (SELECT count(*) FROM goal_event_keys)`
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var n int
+		if err := pool.QueryRow(ctx, folded).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rollup rows = %d after 10 s, want 2 (one per kind)", n)
+		}
+		time.Sleep(5 * time.Millisecond) // polling for the folder, with a deadline
+	}
+}
+
+// An SDK key's environment is not read back at ingest (the key lookup
+// found it); an environment gone since answers 404, not 500, through the
+// raw rows' foreign key.
+func TestIngestIntoMissingEnvironment(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := core.New(testenv.Pool(t), core.Config{})
+	gone := uuid.New()
+	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: gone}
+	err := svc.IngestImpressions(ctx, sdk, gone, []core.ImpressionInput{{FlagKey: "f", Value: "true"}})
+	if apperr.KindOf(err) != apperr.NotFound {
+		t.Errorf("impressions: err = %v, want NotFound", err)
+	}
+	err = svc.IngestEvents(ctx, sdk, gone, []core.GoalEventInput{{EventKey: "buy"}})
+	if apperr.KindOf(err) != apperr.NotFound {
+		t.Errorf("goal events: err = %v, want NotFound", err)
 	}
 }
