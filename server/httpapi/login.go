@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"time"
 
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/auth"
@@ -51,8 +50,10 @@ func (h *Handlers) SetupWorkspace(ctx context.Context, req apiserver.SetupWorksp
 	return apiserver.SetupWorkspace200JSONResponse{Body: currentUser(sess.User), Headers: apiserver.SetupWorkspace200ResponseHeaders{SetCookie: &cookie}}, nil
 }
 
+// sessionCookie lives as long as a new session: the contract's Max-Age is
+// exactly 7 days, not what remains after a slow request.
 func (h *Handlers) sessionCookie(sess core.Session) string {
-	return auth.SessionCookie(sess.Cookie, time.Until(sess.Expires).Round(time.Second), h.cookieSecure)
+	return auth.SessionCookie(sess.Cookie, auth.SessionLifetime, h.cookieSecure)
 }
 
 func currentUser(u core.CurrentUser) apiserver.CurrentUser {
