@@ -324,7 +324,7 @@ func compareIngest(ctx context.Context, o options, pool *pgxpool.Pool, base stri
 		}
 		// Raw: CopyFrom straight into impressions (staging), no rollups.
 		raw, err := withoutFolding(ctx, pool, func() (time.Duration, error) {
-			return each(w, n, func(i int) error {
+			return each(w, n, func(_, i int) error {
 				_, err := pool.CopyFrom(ctx, pgx.Identifier{"impressions"},
 					[]string{"environment_id", "flag_key", "user_id", "value", "context", "evaluated_at"}, pgx.CopyFromRows(rawRows[i]))
 				return err
@@ -336,7 +336,7 @@ func compareIngest(ctx context.Context, o options, pool *pgxpool.Pool, base stri
 		// HTTP: the same rows through the API with an SDK key. The server's
 		// background folder runs as configured.
 		url := base + "/api/environments/" + envs["production"].String() + "/impressions"
-		api, err := each(w, n, func(i int) error { return post(ctx, client, url, key, bodies[i]) })
+		api, err := each(w, n, func(_, i int) error { return post(ctx, client, url, key, bodies[i]) })
 		if err != nil {
 			return fmt.Errorf("http ingest: %w", err)
 		}
@@ -346,7 +346,7 @@ func compareIngest(ctx context.Context, o options, pool *pgxpool.Pool, base stri
 		}
 		// Core: the server's ingest path without HTTP, to tell the SQL cost
 		// from the HTTP and JSON cost.
-		direct, err := each(w, n, func(i int) error {
+		direct, err := each(w, n, func(_, i int) error {
 			return svc.IngestImpressions(ctx, principal, envs["development"], items[i])
 		})
 		if err != nil {
@@ -392,8 +392,8 @@ func withoutFolding(ctx context.Context, pool *pgxpool.Pool, run func() (time.Du
 }
 
 // each calls fn for every batch index in 0..batches-1 across w workers
-// and returns the wall time.
-func each(w, batches int, fn func(i int) error) (time.Duration, error) {
+// (fn learns which worker runs it) and returns the wall time.
+func each(w, batches int, fn func(worker, i int) error) (time.Duration, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, w)
@@ -407,7 +407,7 @@ func each(w, batches int, fn func(i int) error) (time.Duration, error) {
 				if i >= batches {
 					return
 				}
-				if err := fn(i); err != nil {
+				if err := fn(k, i); err != nil {
 					errs[k] = err
 					return
 				}
@@ -424,8 +424,9 @@ func each(w, batches int, fn func(i int) error) (time.Duration, error) {
 	return elapsed, nil
 }
 
-// parallel runs batches calls of the function made by mk across w workers
-// and returns the wall time.
+// parallel runs batches calls of the functions made by mk, one per worker
+// (each with its own seed, so its own state), across w workers and returns
+// the wall time.
 func parallel(w, batches int, mk func(seed uint64) (func() error, error)) (time.Duration, error) {
 	fns := make([]func() error, w)
 	for i := range fns {
@@ -435,30 +436,7 @@ func parallel(w, batches int, mk func(seed uint64) (func() error, error)) (time.
 		}
 		fns[i] = fn
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, w)
-	start := time.Now()
-	for i := range fns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(batches) {
-				if err := fns[i](); err != nil {
-					errs[i] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	for _, err := range errs {
-		if err != nil {
-			return 0, err
-		}
-	}
-	return elapsed, nil
+	return each(w, batches, func(worker, _ int) error { return fns[worker]() })
 }
 
 func post(ctx context.Context, client *http.Client, url, key string, body []byte) error {

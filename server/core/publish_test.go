@@ -7,12 +7,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/core"
-	"github.com/switchyard/switchyard/server/internal/testenv"
 )
 
 // recorder is a bus.Publisher that keeps what was published.
@@ -41,16 +39,8 @@ func (r *recorder) take() []bus.Event {
 func TestWritesPublishAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.Pool(t)
 	rec := &recorder{}
-	svc := core.New(pool, core.Config{Bus: rec})
-	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	var env uuid.UUID
-	if err := pool.QueryRow(ctx, `SELECT id FROM environments WHERE slug = 'production'`).Scan(&env); err != nil {
-		t.Fatal(err)
-	}
+	svc, _, env := seeded(t, core.Config{Bus: rec})
 	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
 
 	mustPut := func(body string) {

@@ -23,15 +23,7 @@ import (
 func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.Pool(t)
-	svc := core.New(pool, core.Config{})
-	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	var env uuid.UUID
-	if err := pool.QueryRow(ctx, `SELECT id FROM environments WHERE slug = 'production'`).Scan(&env); err != nil {
-		t.Fatal(err)
-	}
+	svc, pool, env := seeded(t, core.Config{})
 	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
 
 	folderCtx, stopFolder := context.WithCancel(ctx)
@@ -104,15 +96,7 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 func TestRollupFolderFoldsWhenIdle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.Pool(t)
-	svc := core.New(pool, core.Config{})
-	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	var env uuid.UUID
-	if err := pool.QueryRow(ctx, `SELECT id FROM environments WHERE slug = 'production'`).Scan(&env); err != nil {
-		t.Fatal(err)
-	}
+	svc, pool, env := seeded(t, core.Config{})
 	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
 	user := "u1"
 	if err := svc.IngestImpressions(ctx, sdk, env, []core.ImpressionInput{{FlagKey: "f", UserID: &user, Value: "true"}}); err != nil {
