@@ -145,3 +145,18 @@ test("deleting a pending change asks first", async () => {
   await waitFor(() => expect(calls.some((c) => c.method === "DELETE")).toBe(true));
   expect(await screen.findByText("Deleted the scheduled change to new-checkout.")).toBeInTheDocument();
 });
+
+test("an environment that requires approval offers no schedule form, and says why", async () => {
+  renderScreen(<Schedules />, {
+    url: "/projects/p1/envs/e2/schedules",
+    pattern,
+    routes: {
+      ...scopeRoutes(reviewer),
+      "GET /api/environments/e2/scheduled-changes": [{ ...pendingChange, environment_id: "e2" }],
+      "GET /api/environments/e2/flags": [flag({ key: "new-checkout", environment_id: "e2" })],
+    },
+  });
+  expect(await screen.findByText(/Staging requires approval, so changes cannot be scheduled here/)).toBeInTheDocument();
+  expect(screen.queryByRole("button", { name: "Schedule change" })).not.toBeInTheDocument();
+  expect(await screen.findByText("new-checkout")).toBeInTheDocument(); // the pending change is still listed
+});

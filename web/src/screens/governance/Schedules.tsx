@@ -80,12 +80,20 @@ export default function Schedules() {
       <PageHeader title="Scheduled changes">
         Flag changes applied automatically at a set time{env ? ` in ${env.name}` : ""}.
       </PageHeader>
-      <CreateSchedule
-        envId={envId}
-        flags={flags.data ?? []}
-        flagsLoading={flags.isPending}
-        onCreated={(s) => setAnnounce(`Scheduled “${patchSummary(s.patch)}” for ${s.flag_key} at ${formatDateTime(s.scheduled_at)}.`)}
-      />
+      {env?.require_approval ? (
+        // The server refuses new schedules here (409); pending ones wait until approval is lifted.
+        <Notice kind="warning">
+          {env.name} requires approval, so changes cannot be scheduled here: open a change request from the flag instead.
+          Changes scheduled before approval was required wait until it is turned off.
+        </Notice>
+      ) : (
+        <CreateSchedule
+          envId={envId}
+          flags={flags.data ?? []}
+          flagsLoading={flags.isPending}
+          onCreated={(s) => setAnnounce(`Scheduled “${patchSummary(s.patch)}” for ${s.flag_key} at ${formatDateTime(s.scheduled_at)}.`)}
+        />
+      )}
       {announce && <Notice kind="success">{announce}</Notice>}
       <section className="gov-section" aria-labelledby="sched-list-title">
         <div className="gov-item-head">
