@@ -11,13 +11,14 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 export TEST_DATABASE_URL TEST_REDIS_URL
 
-# Pinned tools. oapi-codegen is pinned by the `tool` line in go.mod; sqlc and
-# Redocly run at a fixed version without entering go.mod or a package.json.
+# Pinned tools. oapi-codegen is pinned by the `tool` line in go.mod; sqlc,
+# Redocly and Spectral run at a fixed version without entering go.mod or a package.json.
 SQLC ?= go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 REDOCLY ?= npx --yes @redocly/cli@2.77.0
+SPECTRAL ?= npx --yes @stoplight/spectral-cli@6.16.3
 
 # Fuzz targets as package:FuzzName, e.g. ./sdkgo/eval:FuzzEvaluate; each runs FUZZTIME.
-FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch ./server/httpapi:FuzzCountItems
+FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch ./server/core:FuzzCheckRule ./server/httpapi:FuzzCountItems
 FUZZTIME ?= 20s
 
 .PHONY: help generate check-generated vet-sql build build-server build-web services run test test-short \
@@ -38,6 +39,7 @@ check-generated: generate ## Fail if generated code or go.mod/go.sum are stale
 	@untracked="$$(git status --porcelain -- gen db web/src/api)"; \
 	if [[ -n "$$untracked" ]]; then echo "$$untracked"; echo "uncommitted files in gen/ or db/: commit or delete them" >&2; exit 1; fi
 	go mod tidy -diff
+	cd server/ofrep/providertest && go mod tidy -diff
 
 vet-sql: ## Run sqlc vet (rules from sqlc.yaml) against the test database
 	$(SQLC) vet
@@ -61,19 +63,35 @@ services: ## Start local PostgreSQL and Redis (installs them if missing)
 run: services build-web ## Run the server and dashboard locally on :3000 (COOKIE_SECURE=false unless set)
 	COOKIE_SECURE="$${COOKIE_SECURE:-false}" go run .
 
-test: services ## Run every test: Go (race detector), dashboard components, dashboard end to end
+test: services ## Run every test: Go (race detector), dashboard components, dashboard end to end, OpenFeature JS providers
 	$(MAKE) test-go
 	$(MAKE) test-web
 	$(MAKE) test-e2e
+	$(MAKE) test-openfeature-js
 
-test-go: ## Go tests with the race detector against local services
+test-go: ## Go tests with the race detector against local services (and the official OFREP provider's module)
 	go test -race -count=1 ./...
+	cd server/ofrep/providertest && go vet ./... && go test -race -count=1 ./...
 
 test-web: web/node_modules/.package-lock.json ## Dashboard component tests (Vitest)
 	cd web && npx vitest run
 
 test-e2e: build ## Dashboard end-to-end tests: real server and database, headless Chromium (playwright-core)
 	cd web && node --test --test-reporter=spec e2e/
+
+# npm ci reinstalls each folder's node_modules whenever its package-lock.json changes.
+test/openfeature-js/node_modules/.package-lock.json: test/openfeature-js/package-lock.json
+	cd test/openfeature-js && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+docs/examples/web/node_modules/.package-lock.json: docs/examples/web/package-lock.json
+	cd docs/examples/web && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+.PHONY: test-openfeature-js
+
+test-openfeature-js: build-server test/openfeature-js/node_modules/.package-lock.json docs/examples/web/node_modules/.package-lock.json ## The official OpenFeature JS providers (Node; the browser example in headless Chromium) against a real server
+	cd test/openfeature-js && npm test
 
 test-short: ## Run the tests that need no services (go test -short)
 	go test -short ./...
@@ -95,11 +113,13 @@ lint: ## gofmt (must list nothing), go vet, and golangci-lint when installed
 	go vet ./...
 	@if command -v golangci-lint >/dev/null 2>&1; then golangci-lint run ./...; else echo "golangci-lint not installed; skipped"; fi
 
-lint-api: ## Lint api/openapi.yaml with Redocly
+lint-api: ## Lint api/openapi.yaml with Redocly and Spectral (api/.spectral.yaml; any warning fails)
 	$(REDOCLY) lint api/openapi.yaml
+	$(SPECTRAL) lint --ruleset api/.spectral.yaml --fail-severity warn api/openapi.yaml
 
 tidy-check: ## Fail if go.mod/go.sum are not tidy
 	go mod tidy -diff
+	cd server/ofrep/providertest && go mod tidy -diff
 
 migration: ## Create the next migrations/000NN_NAME.sql (make migration NAME=add_widgets)
 	@[[ -n "$(NAME)" ]] || { echo "usage: make migration NAME=snake_case_name" >&2; exit 1; }
@@ -138,3 +158,17 @@ bench-stream: ## Measure streaming (10,000 SSE clients, 1 and 2 instances) and /
 	@mkdir -p bin
 	cd bench/stream && { (( $$(ulimit -n) >= 16384 )) || ulimit -n 65536 2>/dev/null || echo "warning: ulimit -n is $$(ulimit -n), below the 16384 that 10,000 clients need: run as root or raise it" >&2; } && \
 		go run . -clients 10000 $(BENCH_STREAM_FLAGS) | tee ../../bin/bench-stream.txt
+
+.PHONY: bench-stream-join
+
+bench-stream-join: ## Measure new streams, snapshots and /health while 10,000 streams receive a burst of 20 writes, and the CPU per delivered update (bench/stream -mode join; BENCH_STREAM_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/stream && { (( $$(ulimit -n) >= 16384 )) || ulimit -n 65536 2>/dev/null || echo "warning: ulimit -n is $$(ulimit -n), below the 16384 that 10,000 clients need: run as root or raise it" >&2; } && \
+		go run . -mode join -clients 10000 $(BENCH_STREAM_FLAGS) | tee ../../bin/bench-stream-join.txt
+
+.PHONY: bench-ofrep
+
+bench-ofrep: ## Measure OFREP remote evaluation against a bare 120-byte handler, a 200-flag bulk evaluation, and 10,000 OFREP event streams against 10,000 /stream clients (bench/stream -mode ofrep; BENCH_STREAM_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/stream && { (( $$(ulimit -n) >= 16384 )) || ulimit -n 65536 2>/dev/null || echo "warning: ulimit -n is $$(ulimit -n), below the 16384 that 10,000 clients need: run as root or raise it" >&2; } && \
+		go run . -mode ofrep -clients 10000 -snapshot-rounds 3 -runs 6 $(BENCH_STREAM_FLAGS) | tee ../../bin/bench-ofrep.txt

@@ -86,11 +86,12 @@ func (q *Queries) GetLegacyKeyEnvironment(ctx context.Context) (GetLegacyKeyEnvi
 }
 
 const getSDKKeyByHash = `-- name: GetSDKKeyByHash :one
-SELECT id, prefix, project_id, environment_id FROM sdk_keys WHERE key_hash = $1
+SELECT id, kind, prefix, project_id, environment_id FROM sdk_keys WHERE key_hash = $1
 `
 
 type GetSDKKeyByHashRow struct {
 	ID            int64
+	Kind          string
 	Prefix        string
 	ProjectID     uuid.UUID
 	EnvironmentID uuid.UUID
@@ -101,6 +102,32 @@ func (q *Queries) GetSDKKeyByHash(ctx context.Context, keyHash []byte) (GetSDKKe
 	var i GetSDKKeyByHashRow
 	err := row.Scan(
 		&i.ID,
+		&i.Kind,
+		&i.Prefix,
+		&i.ProjectID,
+		&i.EnvironmentID,
+	)
+	return i, err
+}
+
+const getSDKKeyByID = `-- name: GetSDKKeyByID :one
+SELECT id, kind, prefix, project_id, environment_id FROM sdk_keys WHERE id = $1
+`
+
+type GetSDKKeyByIDRow struct {
+	ID            int64
+	Kind          string
+	Prefix        string
+	ProjectID     uuid.UUID
+	EnvironmentID uuid.UUID
+}
+
+func (q *Queries) GetSDKKeyByID(ctx context.Context, id int64) (GetSDKKeyByIDRow, error) {
+	row := q.db.QueryRow(ctx, getSDKKeyByID, id)
+	var i GetSDKKeyByIDRow
+	err := row.Scan(
+		&i.ID,
+		&i.Kind,
 		&i.Prefix,
 		&i.ProjectID,
 		&i.EnvironmentID,

@@ -37,7 +37,7 @@ type ListChangesSinceParams struct {
 
 type ListChangesSinceRow struct {
 	Seq           int64
-	EnvironmentID uuid.UUID
+	EnvironmentID *uuid.UUID
 	Kind          string
 	Key           string
 	Version       int64
@@ -96,6 +96,40 @@ func (q *Queries) ListReadableEnvironmentIDs(ctx context.Context, arg ListReadab
 			return nil, err
 		}
 		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listRevocationsInTransaction = `-- name: ListRevocationsInTransaction :many
+SELECT environment_id, key FROM change_log
+WHERE kind = 'revoke' AND xid = pg_current_xact_id_if_assigned()
+`
+
+type ListRevocationsInTransactionRow struct {
+	EnvironmentID *uuid.UUID
+	Key           string
+}
+
+// The credentials the current transaction has ended, through whatever
+// deletion or cascade (migrations/00007_credential_log.sql). A transaction
+// that wrote nothing has no xid yet, and the comparison with NULL finds no
+// row without assigning one.
+func (q *Queries) ListRevocationsInTransaction(ctx context.Context) ([]ListRevocationsInTransactionRow, error) {
+	rows, err := q.db.Query(ctx, listRevocationsInTransaction)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListRevocationsInTransactionRow{}
+	for rows.Next() {
+		var i ListRevocationsInTransactionRow
+		if err := rows.Scan(&i.EnvironmentID, &i.Key); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

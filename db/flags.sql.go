@@ -17,7 +17,7 @@ const bumpFlagsReferencingSegment = `-- name: BumpFlagsReferencingSegment :many
 UPDATE flags SET version = version + 1, updated_at = clock_timestamp()
 WHERE environment_id = $1
   AND rules @> jsonb_build_array(jsonb_build_object('segment_key', $2::text))
-RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at
+RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side
 `
 
 type BumpFlagsReferencingSegmentParams struct {
@@ -55,6 +55,7 @@ func (q *Queries) BumpFlagsReferencingSegment(ctx context.Context, arg BumpFlags
 			&i.Version,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ClientSide,
 		); err != nil {
 			return nil, err
 		}
@@ -76,7 +77,7 @@ func (q *Queries) DeleteFlag(ctx context.Context, id int64) error {
 }
 
 const getFlag = `-- name: GetFlag :one
-SELECT id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at FROM flags WHERE environment_id = $1 AND key = $2
+SELECT id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side FROM flags WHERE environment_id = $1 AND key = $2
 `
 
 type GetFlagParams struct {
@@ -106,16 +107,17 @@ func (q *Queries) GetFlag(ctx context.Context, arg GetFlagParams) (Flag, error) 
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClientSide,
 	)
 	return i, err
 }
 
 const insertFlag = `-- name: InsertFlag :one
 INSERT INTO flags (environment_id, key, is_enabled, rollout_percentage, description, flag_type,
-                   default_value, disabled_value, rules, variants, prerequisites, tags, owner_email)
+                   default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, client_side)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10, $11, $12, $13)
-RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at
+        $7, $8, $9, $10, $11, $12, $13, $14)
+RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side
 `
 
 type InsertFlagParams struct {
@@ -132,6 +134,7 @@ type InsertFlagParams struct {
 	Prerequisites     json.RawMessage
 	Tags              []string
 	OwnerEmail        *string
+	ClientSide        bool
 }
 
 func (q *Queries) InsertFlag(ctx context.Context, arg InsertFlagParams) (Flag, error) {
@@ -149,6 +152,7 @@ func (q *Queries) InsertFlag(ctx context.Context, arg InsertFlagParams) (Flag, e
 		arg.Prerequisites,
 		arg.Tags,
 		arg.OwnerEmail,
+		arg.ClientSide,
 	)
 	var i Flag
 	err := row.Scan(
@@ -170,6 +174,7 @@ func (q *Queries) InsertFlag(ctx context.Context, arg InsertFlagParams) (Flag, e
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClientSide,
 	)
 	return i, err
 }
@@ -205,7 +210,7 @@ func (q *Queries) ListFlagTypes(ctx context.Context, environmentID uuid.UUID) ([
 }
 
 const listFlags = `-- name: ListFlags :many
-SELECT id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at FROM flags
+SELECT id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side FROM flags
 WHERE environment_id = $1
   AND ($2::boolean IS NULL OR (archived_at IS NOT NULL) = $2::boolean)
 ORDER BY key
@@ -245,6 +250,7 @@ func (q *Queries) ListFlags(ctx context.Context, arg ListFlagsParams) ([]Flag, e
 			&i.Version,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ClientSide,
 		); err != nil {
 			return nil, err
 		}
@@ -257,7 +263,7 @@ func (q *Queries) ListFlags(ctx context.Context, arg ListFlagsParams) ([]Flag, e
 }
 
 const lockFlag = `-- name: LockFlag :one
-SELECT id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at FROM flags WHERE environment_id = $1 AND key = $2 FOR UPDATE
+SELECT id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side FROM flags WHERE environment_id = $1 AND key = $2 FOR UPDATE
 `
 
 type LockFlagParams struct {
@@ -288,6 +294,7 @@ func (q *Queries) LockFlag(ctx context.Context, arg LockFlagParams) (Flag, error
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClientSide,
 	)
 	return i, err
 }
@@ -295,7 +302,7 @@ func (q *Queries) LockFlag(ctx context.Context, arg LockFlagParams) (Flag, error
 const setFlagArchivedAt = `-- name: SetFlagArchivedAt :one
 UPDATE flags SET archived_at = $1, version = version + 1, updated_at = clock_timestamp()
 WHERE id = $2
-RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at
+RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side
 `
 
 type SetFlagArchivedAtParams struct {
@@ -325,6 +332,7 @@ func (q *Queries) SetFlagArchivedAt(ctx context.Context, arg SetFlagArchivedAtPa
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClientSide,
 	)
 	return i, err
 }
@@ -334,9 +342,9 @@ UPDATE flags
 SET is_enabled = $1, rollout_percentage = $2, description = $3,
     flag_type = $4, default_value = $5, disabled_value = $6,
     rules = $7, variants = $8, prerequisites = $9, tags = $10,
-    owner_email = $11, version = version + 1, updated_at = clock_timestamp()
-WHERE id = $12
-RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at
+    owner_email = $11, client_side = $12, version = version + 1, updated_at = clock_timestamp()
+WHERE id = $13
+RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side
 `
 
 type UpdateFlagParams struct {
@@ -351,6 +359,7 @@ type UpdateFlagParams struct {
 	Prerequisites     json.RawMessage
 	Tags              []string
 	OwnerEmail        *string
+	ClientSide        bool
 	ID                int64
 }
 
@@ -368,6 +377,7 @@ func (q *Queries) UpdateFlag(ctx context.Context, arg UpdateFlagParams) (Flag, e
 		arg.Prerequisites,
 		arg.Tags,
 		arg.OwnerEmail,
+		arg.ClientSide,
 		arg.ID,
 	)
 	var i Flag
@@ -390,6 +400,7 @@ func (q *Queries) UpdateFlag(ctx context.Context, arg UpdateFlagParams) (Flag, e
 		&i.Version,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ClientSide,
 	)
 	return i, err
 }

@@ -26,11 +26,12 @@ type AuditEntry struct {
 
 type ChangeLog struct {
 	Seq           int64
-	EnvironmentID uuid.UUID
+	EnvironmentID *uuid.UUID
 	Kind          string
 	Key           string
 	Version       int64
 	CreatedAt     time.Time
+	Xid           pgtype.Uint64
 }
 
 type ChangeRequest struct {
@@ -112,6 +113,7 @@ type Flag struct {
 	Version           int64
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	ClientSide        bool
 }
 
 type GoalEvent struct {
@@ -202,6 +204,7 @@ type NotificationOutbox struct {
 	Attempts      int32
 	NextAttemptAt time.Time
 	LockedUntil   *time.Time
+	ClaimID       *uuid.UUID
 }
 
 type PersonalAccessToken struct {
@@ -243,6 +246,7 @@ type SDKKey struct {
 	KeyHash       []byte
 	Prefix        string
 	CreatedAt     time.Time
+	Kind          string
 }
 
 type ScheduledChange struct {

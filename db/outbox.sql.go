@@ -14,29 +14,32 @@ import (
 
 const claimNotifications = `-- name: ClaimNotifications :many
 UPDATE notification_outbox o
-SET locked_until = clock_timestamp() + make_interval(secs => $1::float8), attempts = o.attempts + 1
+SET locked_until = clock_timestamp() + make_interval(secs => $1::float8), attempts = o.attempts + 1,
+    claim_id = $2::uuid
 WHERE o.id IN (
     SELECT id FROM notification_outbox
     WHERE next_attempt_at <= clock_timestamp() AND (locked_until IS NULL OR locked_until <= clock_timestamp())
     ORDER BY next_attempt_at, occurred_at
-    LIMIT $2
+    LIMIT $3
     FOR UPDATE SKIP LOCKED
 )
-RETURNING o.id, o.environment_id, o.webhook_id, o.integration_id, o.event, o.flag_key, o.actor, o.data, o.flag, o.occurred_at, o.attempts, o.next_attempt_at, o.locked_until
+RETURNING o.id, o.environment_id, o.webhook_id, o.integration_id, o.event, o.flag_key, o.actor, o.data, o.flag, o.occurred_at, o.attempts, o.next_attempt_at, o.locked_until, o.claim_id
 `
 
 type ClaimNotificationsParams struct {
 	LeaseSeconds float64
+	ClaimID      uuid.UUID
 	MaxRows      int32
 }
 
 // RETURNING does not keep the subquery's order: the caller sorts.
-// Claims due notifications for one delivery attempt each: the lease keeps
-// other instances off them while the request is in flight, SKIP LOCKED keeps
-// two claims from taking the same row. A worker that dies mid-send loses
-// nothing: the lease runs out and the row is claimed again.
+// Claims due notifications for one delivery attempt each under claim_id: the
+// lease keeps other instances off them while the request is in flight (the
+// sender renews it with ExtendNotificationClaim), SKIP LOCKED keeps two
+// claims from taking the same row. A worker that dies mid-send loses
+// nothing: its lease runs out within seconds and the row is claimed again.
 func (q *Queries) ClaimNotifications(ctx context.Context, arg ClaimNotificationsParams) ([]NotificationOutbox, error) {
-	rows, err := q.db.Query(ctx, claimNotifications, arg.LeaseSeconds, arg.MaxRows)
+	rows, err := q.db.Query(ctx, claimNotifications, arg.LeaseSeconds, arg.ClaimID, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +61,7 @@ func (q *Queries) ClaimNotifications(ctx context.Context, arg ClaimNotifications
 			&i.Attempts,
 			&i.NextAttemptAt,
 			&i.LockedUntil,
+			&i.ClaimID,
 		); err != nil {
 			return nil, err
 		}
@@ -76,6 +80,43 @@ DELETE FROM notification_outbox WHERE id = $1
 func (q *Queries) DeleteNotification(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, deleteNotification, id)
 	return err
+}
+
+const extendNotificationClaim = `-- name: ExtendNotificationClaim :many
+UPDATE notification_outbox
+SET locked_until = clock_timestamp() + make_interval(secs => $1::float8)
+WHERE claim_id = $2::uuid AND id = ANY($3::uuid[])
+RETURNING id
+`
+
+type ExtendNotificationClaimParams struct {
+	LeaseSeconds float64
+	ClaimID      uuid.UUID
+	Ids          []uuid.UUID
+}
+
+// Renews the lease of the rows ids that the claim still holds and returns
+// theirs. A row missing from the answer is no longer the claim's: it was
+// finished, deleted with its webhook or environment, or claimed again by
+// another instance after this claim's lease lapsed.
+func (q *Queries) ExtendNotificationClaim(ctx context.Context, arg ExtendNotificationClaimParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, extendNotificationClaim, arg.LeaseSeconds, arg.ClaimID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const getNotificationContext = `-- name: GetNotificationContext :one
@@ -134,18 +175,39 @@ func (q *Queries) InsertNotification(ctx context.Context, arg InsertNotification
 	return err
 }
 
+const releaseNotificationClaim = `-- name: ReleaseNotificationClaim :exec
+UPDATE notification_outbox
+SET locked_until = NULL, claim_id = NULL
+WHERE id = $1 AND claim_id = $2::uuid
+`
+
+type ReleaseNotificationClaimParams struct {
+	ID      uuid.UUID
+	ClaimID uuid.UUID
+}
+
+// Gives back a claimed row whose send was cut short (shutdown, or the claim
+// could not be renewed), so any instance may claim it at once.
+func (q *Queries) ReleaseNotificationClaim(ctx context.Context, arg ReleaseNotificationClaimParams) error {
+	_, err := q.db.Exec(ctx, releaseNotificationClaim, arg.ID, arg.ClaimID)
+	return err
+}
+
 const retryNotificationAfter = `-- name: RetryNotificationAfter :exec
 UPDATE notification_outbox
-SET next_attempt_at = clock_timestamp() + make_interval(secs => $1::float8), locked_until = NULL
-WHERE id = $2
+SET next_attempt_at = clock_timestamp() + make_interval(secs => $1::float8), locked_until = NULL, claim_id = NULL
+WHERE id = $2 AND claim_id = $3::uuid
 `
 
 type RetryNotificationAfterParams struct {
 	DelaySeconds float64
 	ID           uuid.UUID
+	ClaimID      uuid.UUID
 }
 
+// Only while the claim still holds the row: after a lapse another instance
+// may hold it, and its lease must stand.
 func (q *Queries) RetryNotificationAfter(ctx context.Context, arg RetryNotificationAfterParams) error {
-	_, err := q.db.Exec(ctx, retryNotificationAfter, arg.DelaySeconds, arg.ID)
+	_, err := q.db.Exec(ctx, retryNotificationAfter, arg.DelaySeconds, arg.ID, arg.ClaimID)
 	return err
 }

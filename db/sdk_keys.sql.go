@@ -12,44 +12,48 @@ import (
 	"github.com/google/uuid"
 )
 
-const countSDKKeysByProject = `-- name: CountSDKKeysByProject :one
-SELECT count(*) FROM sdk_keys WHERE project_id = $1
+const countServerKeysByProject = `-- name: CountServerKeysByProject :one
+SELECT count(*) FROM sdk_keys WHERE project_id = $1 AND kind = 'server'
 `
 
-func (q *Queries) CountSDKKeysByProject(ctx context.Context, projectID uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, countSDKKeysByProject, projectID)
+// Spec, Limits: a project keeps an SDK key; extensions.md: client keys do
+// not count.
+func (q *Queries) CountServerKeysByProject(ctx context.Context, projectID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, countServerKeysByProject, projectID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
-const countSDKKeysOutsideEnvironment = `-- name: CountSDKKeysOutsideEnvironment :one
-SELECT count(*) FROM sdk_keys WHERE project_id = $1 AND environment_id <> $2
+const countServerKeysOutsideEnvironment = `-- name: CountServerKeysOutsideEnvironment :one
+SELECT count(*) FROM sdk_keys WHERE project_id = $1 AND environment_id <> $2 AND kind = 'server'
 `
 
-type CountSDKKeysOutsideEnvironmentParams struct {
+type CountServerKeysOutsideEnvironmentParams struct {
 	ProjectID     uuid.UUID
 	EnvironmentID uuid.UUID
 }
 
-// The keys of a project that would survive deleting one of its environments.
-func (q *Queries) CountSDKKeysOutsideEnvironment(ctx context.Context, arg CountSDKKeysOutsideEnvironmentParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countSDKKeysOutsideEnvironment, arg.ProjectID, arg.EnvironmentID)
+// The server keys of a project that would survive deleting one of its
+// environments.
+func (q *Queries) CountServerKeysOutsideEnvironment(ctx context.Context, arg CountServerKeysOutsideEnvironmentParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countServerKeysOutsideEnvironment, arg.ProjectID, arg.EnvironmentID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
 const createSDKKey = `-- name: CreateSDKKey :one
-INSERT INTO sdk_keys (project_id, environment_id, name, key_hash, prefix)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, project_id, environment_id, name, key_hash, prefix, created_at
+INSERT INTO sdk_keys (project_id, environment_id, name, kind, key_hash, prefix)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, project_id, environment_id, name, key_hash, prefix, created_at, kind
 `
 
 type CreateSDKKeyParams struct {
 	ProjectID     uuid.UUID
 	EnvironmentID uuid.UUID
 	Name          string
+	Kind          string
 	KeyHash       []byte
 	Prefix        string
 }
@@ -59,6 +63,7 @@ func (q *Queries) CreateSDKKey(ctx context.Context, arg CreateSDKKeyParams) (SDK
 		arg.ProjectID,
 		arg.EnvironmentID,
 		arg.Name,
+		arg.Kind,
 		arg.KeyHash,
 		arg.Prefix,
 	)
@@ -71,6 +76,7 @@ func (q *Queries) CreateSDKKey(ctx context.Context, arg CreateSDKKeyParams) (SDK
 		&i.KeyHash,
 		&i.Prefix,
 		&i.CreatedAt,
+		&i.Kind,
 	)
 	return i, err
 }
@@ -90,7 +96,7 @@ func (q *Queries) DeleteSDKKey(ctx context.Context, arg DeleteSDKKeyParams) erro
 }
 
 const getSDKKeyInProject = `-- name: GetSDKKeyInProject :one
-SELECT id, environment_id FROM sdk_keys WHERE id = $1 AND project_id = $2
+SELECT id, environment_id, kind FROM sdk_keys WHERE id = $1 AND project_id = $2
 `
 
 type GetSDKKeyInProjectParams struct {
@@ -101,17 +107,18 @@ type GetSDKKeyInProjectParams struct {
 type GetSDKKeyInProjectRow struct {
 	ID            int64
 	EnvironmentID uuid.UUID
+	Kind          string
 }
 
 func (q *Queries) GetSDKKeyInProject(ctx context.Context, arg GetSDKKeyInProjectParams) (GetSDKKeyInProjectRow, error) {
 	row := q.db.QueryRow(ctx, getSDKKeyInProject, arg.ID, arg.ProjectID)
 	var i GetSDKKeyInProjectRow
-	err := row.Scan(&i.ID, &i.EnvironmentID)
+	err := row.Scan(&i.ID, &i.EnvironmentID, &i.Kind)
 	return i, err
 }
 
 const listSDKKeysByProject = `-- name: ListSDKKeysByProject :many
-SELECT k.id, k.name, k.prefix, k.environment_id, e.name AS environment_name, k.created_at
+SELECT k.id, k.name, k.kind, k.prefix, k.environment_id, e.name AS environment_name, k.created_at
 FROM sdk_keys k
 JOIN environments e ON e.id = k.environment_id
 WHERE k.project_id = $1
@@ -121,6 +128,7 @@ ORDER BY k.created_at DESC, k.id DESC
 type ListSDKKeysByProjectRow struct {
 	ID              int64
 	Name            string
+	Kind            string
 	Prefix          string
 	EnvironmentID   uuid.UUID
 	EnvironmentName string
@@ -140,6 +148,7 @@ func (q *Queries) ListSDKKeysByProject(ctx context.Context, projectID uuid.UUID)
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
+			&i.Kind,
 			&i.Prefix,
 			&i.EnvironmentID,
 			&i.EnvironmentName,

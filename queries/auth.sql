@@ -26,7 +26,7 @@ UPDATE personal_access_tokens SET last_used_at = @now
 WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @stale_before);
 
 -- name: GetSDKKeyByHash :one
-SELECT id, prefix, project_id, environment_id FROM sdk_keys WHERE key_hash = @key_hash;
+SELECT id, kind, prefix, project_id, environment_id FROM sdk_keys WHERE key_hash = @key_hash;
 
 -- name: GetLegacyKeyEnvironment :one
 -- decisions.md: the legacy SDK_KEY is bound to the Production environment of
@@ -60,3 +60,6 @@ DELETE FROM login_attempts WHERE email = @email;
 
 -- name: RenameWorkspace :exec
 UPDATE workspace SET name = @name WHERE id = 1;
+
+-- name: GetSDKKeyByID :one
+SELECT id, kind, prefix, project_id, environment_id FROM sdk_keys WHERE id = @id;

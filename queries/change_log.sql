@@ -19,3 +19,11 @@ SELECT e.id FROM environments e
 WHERE @is_workspace_admin::boolean
    OR e.project_id IN (SELECT project_id FROM project_members WHERE user_id = @user_id)
 ORDER BY e.created_at;
+
+-- name: ListRevocationsInTransaction :many
+-- The credentials the current transaction has ended, through whatever
+-- deletion or cascade (migrations/00007_credential_log.sql). A transaction
+-- that wrote nothing has no xid yet, and the comparison with NULL finds no
+-- row without assigning one.
+SELECT environment_id, key FROM change_log
+WHERE kind = 'revoke' AND xid = pg_current_xact_id_if_assigned();

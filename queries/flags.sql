@@ -14,9 +14,9 @@ SELECT * FROM flags WHERE environment_id = @environment_id AND key = @key FOR UP
 
 -- name: InsertFlag :one
 INSERT INTO flags (environment_id, key, is_enabled, rollout_percentage, description, flag_type,
-                   default_value, disabled_value, rules, variants, prerequisites, tags, owner_email)
+                   default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, client_side)
 VALUES (@environment_id, @key, @is_enabled, @rollout_percentage, @description, @flag_type,
-        @default_value, @disabled_value, @rules, @variants, @prerequisites, @tags, @owner_email)
+        @default_value, @disabled_value, @rules, @variants, @prerequisites, @tags, @owner_email, @client_side)
 RETURNING *;
 
 -- name: UpdateFlag :one
@@ -25,7 +25,7 @@ UPDATE flags
 SET is_enabled = @is_enabled, rollout_percentage = @rollout_percentage, description = @description,
     flag_type = @flag_type, default_value = @default_value, disabled_value = @disabled_value,
     rules = @rules, variants = @variants, prerequisites = @prerequisites, tags = @tags,
-    owner_email = @owner_email, version = version + 1, updated_at = clock_timestamp()
+    owner_email = @owner_email, client_side = @client_side, version = version + 1, updated_at = clock_timestamp()
 WHERE id = @id
 RETURNING *;
 

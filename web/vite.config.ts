@@ -9,12 +9,19 @@ export default defineConfig({
   build: {
     outDir: "../public",
     emptyOutDir: true,
-    // Keeps the first load honest: the budget is 300 KB of gzipped JS (docs/dashboard.md).
-    chunkSizeWarningLimit: 400,
+    // The first load is held to 300 KB of gzipped JS by scripts/budget.mjs
+    // (docs/dashboard.md). This limit only flags a lazy chunk grown past the
+    // largest one we accept: the API reference's Swagger UI (about 1.55 MB
+    // minified, 430 KB gzipped), downloaded only when /api/docs opens.
+    chunkSizeWarningLimit: 1600,
   },
   server: {
     proxy: {
-      "/api": "http://127.0.0.1:3000",
+      "/api": {
+        target: "http://127.0.0.1:3000",
+        // /api/docs is a dashboard page (the API reference), not an API route.
+        bypass: (req) => (req.url?.split("?")[0] === "/api/docs" ? "/index.html" : undefined),
+      },
       "/stream": "http://127.0.0.1:3000",
     },
   },

@@ -138,7 +138,102 @@ func scenarios(tb testing.TB) []*scenario {
 	out := []*scenario{a, b, c}
 	for _, s := range out {
 		s.keys, s.attrs, s.contexts = keys, attrs, contexts
+	}
+	out = append(out, targetingScenarios(tb, keys)...)
+	for _, s := range out {
 		s.ld = evaluation.NewEvaluator(ldData(s.ldFlags))
+	}
+	return out
+}
+
+// targetingScenarios builds the flags of issue 16's speed target for both evaluators, over
+// the same users as (a) to (c) plus a "version" attribute 2.0.3 … 2.11.3 (every one at least
+// 2.0.0). sdkgo/eval's own benchmark builds the same two flags.
+//
+// (d) 3 rules of 3 conditions each: semver_greater_than_or_equal 2.0.0, not_in over 20
+// countries and equals on the plan; only the last rule's plan matches, and it admits 30 % of
+// its users; the flag's rollout is 0 %. LaunchDarkly writes ≥ as a negated semVerLessThan,
+// not_in as a negated in, and the rule rollout as a percentage rollout over true/false on the
+// rule, with a fallthrough to false. LaunchDarkly cannot send the users a rule rollout leaves
+// out on to the next rule, so with the rollout rule last both give them false: ours through
+// the flag's 0 % rollout (ROLLOUT_OUT), LaunchDarkly through the rule's 70 % bucket.
+//
+// (e) one regex rule on the e-mail address (about 10 % of users match), rollout 0 %;
+// LaunchDarkly's matches clause with the same pattern, which it compiles when it
+// preprocesses the flag, as we do when we compile ours.
+func targetingScenarios(tb testing.TB, keys []string) []*scenario {
+	attrs := make([]map[string]any, len(keys))
+	contexts := make([]ldcontext.Context, len(keys))
+	for i, key := range keys {
+		attrs[i] = map[string]any{}
+		b := ldcontext.NewBuilder(key)
+		for _, a := range ruleAttrs {
+			v := a.user
+			if a.name == "email" {
+				v = key + "@example.com"
+			}
+			attrs[i][a.name] = v
+			b.SetString(a.name, v)
+		}
+		version := "2." + strconv.Itoa(i%12) + ".3"
+		attrs[i]["version"] = version
+		b.SetString("version", version)
+		contexts[i] = b.Build()
+		if err := contexts[i].Err(); err != nil {
+			tb.Fatalf("context %d: %v", i, err)
+		}
+	}
+
+	countries := make([]string, 20)
+	ldCountries := make([]ldvalue.Value, len(countries))
+	for i := range countries {
+		countries[i] = "C" + strconv.Itoa(i)
+		ldCountries[i] = ldvalue.String(countries[i])
+	}
+	zero, thirty := 0, 30
+	ourRule := func(plan string, pct *int) eval.Rule {
+		return eval.Rule{RolloutPercentage: pct, Conditions: []eval.Condition{
+			{Attribute: "version", Operator: eval.OpSemverGreaterThanOrEqual, Values: []string{"2.0.0"}},
+			{Attribute: "country", Operator: eval.OpNotIn, Values: countries},
+			{Attribute: "plan", Operator: eval.OpEquals, Values: []string{plan}},
+		}}
+	}
+	ldRule := func(i int, plan string) *ldbuilders.RuleBuilder {
+		return ldbuilders.NewRuleBuilder().ID("rule-"+strconv.Itoa(i)).Variation(0).Clauses(
+			ldbuilders.Negate(ldbuilders.Clause("version", ldmodel.OperatorSemVerLessThan, ldvalue.String("2.0.0"))),
+			ldbuilders.Negate(ldbuilders.Clause("country", ldmodel.OperatorIn, ldCountries...)),
+			ldbuilders.Clause("plan", ldmodel.OperatorIn, ldvalue.String(plan)),
+		)
+	}
+	boolFlag := func(key string) *ldbuilders.FlagBuilder {
+		return ldbuilders.NewFlagBuilder(key).On(true).Salt(key).
+			Variations(ldvalue.Bool(true), ldvalue.Bool(false)).OffVariation(1).FallthroughVariation(1)
+	}
+
+	d := &scenario{name: "d_3rules_3conditions_rule_rollout30", key: "conditions"}
+	d.snap = eval.Compile([]eval.Flag{{Key: d.key, IsEnabled: true, RolloutPercentage: &zero, Rules: []eval.Rule{
+		ourRule("free", nil), ourRule("trial", nil), ourRule("enterprise", &thirty),
+	}}})
+	d.ldFlags = ldFlags(boolFlag(d.key).
+		AddRule(ldRule(0, "free")).
+		AddRule(ldRule(1, "trial")).
+		AddRule(ldRule(2, "enterprise").VariationOrRollout(
+			ldbuilders.Rollout(ldbuilders.Bucket(0, 30000), ldbuilders.Bucket(1, 70000)))).
+		Build())
+
+	const pattern = `^user-\d*7@example\.com$`
+	e := &scenario{name: "e_regex", key: "regex"}
+	e.snap = eval.Compile([]eval.Flag{{Key: e.key, IsEnabled: true, RolloutPercentage: &zero, Rules: []eval.Rule{
+		{Attribute: "email", Operator: eval.OpRegex, Values: []string{pattern}},
+	}}})
+	e.ldFlags = ldFlags(boolFlag(e.key).
+		AddRule(ldbuilders.NewRuleBuilder().ID("rule-0").Variation(0).Clauses(
+			ldbuilders.Clause("email", ldmodel.OperatorMatches, ldvalue.String(pattern)))).
+		Build())
+
+	out := []*scenario{d, e}
+	for _, s := range out {
+		s.keys, s.attrs, s.contexts = keys, attrs, contexts
 	}
 	return out
 }
@@ -219,5 +314,58 @@ func TestScenariosAreEquivalent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTargetingOutcomesAgree checks (d) and (e) user by user, beyond the value shares of
+// TestScenariosAreEquivalent: in (d) every user reaches the last rule on both sides (the first
+// two fail on the plan after their version and country conditions held), and only the rule
+// rollout decides; in (e), which hashes nothing, both give every user the same value.
+func TestTargetingOutcomesAgree(t *testing.T) {
+	byName := map[string]*scenario{}
+	for _, s := range scenarios(t) {
+		byName[s.name] = s
+	}
+	d, e := byName["d_3rules_3conditions_rule_rollout30"], byName["e_regex"]
+	if d == nil || e == nil {
+		t.Fatal("scenarios (d) and (e) are missing")
+	}
+
+	in := 0
+	for i := range users {
+		r := d.snap.Evaluate(d.key, d.keys[i], d.attrs[i])
+		switch {
+		case r.Reason == eval.ReasonRuleMatch && r.RuleIndex == 2 && r.Value == true:
+			in++
+		case r.Reason == eval.ReasonRolloutOut && r.Value == false:
+		default:
+			t.Fatalf("(d) user %d: switchyard %+v, want rule 2 or ROLLOUT_OUT", i, r)
+		}
+		ld := d.evalLD(i)
+		if ld.Detail.Reason.GetKind() != "RULE_MATCH" || ld.Detail.Reason.GetRuleIndex() != 2 {
+			t.Fatalf("(d) user %d: launchdarkly %v, want a match of rule 2", i, ld.Detail.Reason)
+		}
+	}
+	if in < users*24/100 || in > users*36/100 {
+		t.Errorf("(d): %d of %d users inside the 30 %% rule rollout", in, users)
+	}
+
+	matched := 0
+	for i := range users {
+		r := e.snap.Evaluate(e.key, e.keys[i], e.attrs[i])
+		ld := e.evalLD(i)
+		if ldv := ld.Detail.Value.BoolValue(); r.Value != ldv {
+			t.Fatalf("(e) user %d (%s): switchyard %v, launchdarkly %v", i, e.keys[i], r.Value, ldv)
+		}
+		if r.Reason == eval.ReasonRuleMatch {
+			matched++
+			if ld.Detail.Reason.GetKind() != "RULE_MATCH" {
+				t.Fatalf("(e) user %d: launchdarkly %v, want a rule match", i, ld.Detail.Reason)
+			}
+		}
+	}
+	// user-7, user-17, …, user-1017: the keys ending in 7.
+	if matched != 102 {
+		t.Errorf("(e): %d users match the pattern, want 102", matched)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +31,7 @@ type broadcaster struct {
 	seq   atomic.Int64
 	queue int
 	body  atomic.Pointer[[]byte] // fixed snapshot body
+	gz    atomic.Pointer[[]byte] // and its gzip form, compressed once on PUT
 }
 
 func (b *broadcaster) stream(w http.ResponseWriter, r *http.Request) {
@@ -106,16 +110,52 @@ func (b *broadcaster) snapshot(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		gz := z.Bytes()
 		b.body.Store(&body)
+		b.gz.Store(&gz)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	body := *b.body.Load()
 	h := w.Header()
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		body = *b.gz.Load()
+		h.Set("Content-Encoding", "gzip")
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// fixedBody is the bare handler's answer in the OFREP comparison (-mode
+// ofrep): a fixed JSON object of exactly fixedSize bytes, shaped like one
+// OFREP result.
+const fixedSize = 120
+
+var fixedBody = func() []byte {
+	head := `{"key":"bench-fixed","value":true,"reason":"SPLIT","variant":"true","metadata":{"version":1},"pad":"`
+	tail := `"}`
+	b := []byte(head)
+	for len(b)+len(tail) < fixedSize {
+		b = append(b, 'x')
+	}
+	return append(b, tail...)
+}()
+
+// fixed is the bare net/http handler of -mode ofrep: any method, the
+// request body read and dropped, the same bytes every time.
+func fixed(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(fixedBody)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(fixedBody)
 }
 
 // heap reports the Go heap, as Switchyard's /metrics does.
@@ -132,11 +172,13 @@ func serveBaseline(queue int) {
 	b := &broadcaster{conns: map[chan []byte]struct{}{}, queue: queue}
 	empty := []byte("[]")
 	b.body.Store(&empty)
+	b.gz.Store(&empty)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stream", b.stream)
 	mux.HandleFunc("POST /trigger", b.trigger)
 	mux.HandleFunc("/snapshot", b.snapshot)
 	mux.HandleFunc("GET /heap", heap)
+	mux.HandleFunc("/fixed", fixed)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "OK") })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,9 +23,10 @@ type receipt struct {
 
 // client is one SSE connection read by its own goroutine.
 type client struct {
-	conn net.Conn
-	mu   sync.Mutex
-	got  []receipt
+	conn    net.Conn
+	mu      sync.Mutex
+	got     []receipt
+	readyIn time.Duration // from dialling to reading `ready`
 }
 
 // fleet is a set of SSE clients spread over one or more servers.
@@ -51,7 +52,8 @@ func (f *fleet) fail(err error) {
 // openFleet opens n streams, spread round-robin over addrs, with at most
 // `parallel` connections being set up at a time, and waits until every one
 // has read `ready` (or ctx ends). marker is the JSON field whose integer
-// identifies an update ("version" or "seq").
+// identifies an update ("version" or "seq"); an empty marker reads OFREP
+// event streams (-mode ofrep), whose updates are counted instead.
 func openFleet(ctx context.Context, addrs []string, path, bearer, marker string, n, parallel int, timeout time.Duration) (*fleet, time.Duration, error) {
 	f := &fleet{clients: make([]*client, n)}
 	for i := range f.clients {
@@ -106,6 +108,7 @@ func (f *fleet) run(c *client, addr, path, bearer string, key []byte, sem chan s
 		}
 	}
 	defer release()
+	start := time.Now()
 	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		f.fail(err)
@@ -136,6 +139,7 @@ func (f *fleet) run(c *client, addr, path, bearer string, key []byte, sem chan s
 	lines := bufio.NewReaderSize(resp.Body, 2048)
 	event := ""
 	ready := false
+	ofrep := len(key) == len(`"":`)
 	for {
 		line, err := lines.ReadSlice('\n')
 		if err != nil {
@@ -153,6 +157,27 @@ func (f *fleet) run(c *client, addr, path, bearer string, key []byte, sem chan s
 			}
 			return
 		}
+		if ofrep {
+			// An OFREP event stream: ready at its first comment, then
+			// unnamed refetchEvaluation events that carry no version: the
+			// receipt's value is the count of them so far (1, 2, …).
+			switch {
+			case !ready && bytes.HasPrefix(line, []byte(": connected")):
+				ready = true
+				c.mu.Lock()
+				c.readyIn = time.Since(start)
+				c.mu.Unlock()
+				f.ready.Add(1)
+				release()
+			case ready && bytes.HasPrefix(line, []byte("data: ")) && bytes.Contains(line, []byte(`"refetchEvaluation"`)):
+				now := time.Now()
+				c.mu.Lock()
+				c.got = append(c.got, receipt{val: int64(len(c.got) + 1), at: now})
+				c.mu.Unlock()
+				f.updates.Add(1)
+			}
+			continue
+		}
 		switch {
 		case bytes.HasPrefix(line, []byte("event: ")):
 			event = string(bytes.TrimSpace(line[len("event: "):]))
@@ -160,6 +185,9 @@ func (f *fleet) run(c *client, addr, path, bearer string, key []byte, sem chan s
 			switch {
 			case event == "ready":
 				ready = true
+				c.mu.Lock()
+				c.readyIn = time.Since(start)
+				c.mu.Unlock()
 				f.ready.Add(1)
 				release()
 			case event == "update" && ready:

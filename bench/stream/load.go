@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,13 +30,35 @@ func (r loadResult) RPS() float64 { return float64(r.Requests) / r.Elapsed.Secon
 // head parsed by hand, the body discarded by Content-Length) so that the
 // generator costs as little CPU as possible on a machine it shares with the
 // server under test.
-func closedLoop(ctx context.Context, addr, path, bearer string, conns int, d time.Duration) (loadResult, error) {
-	req := []byte("GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n")
+func closedLoop(ctx context.Context, addr, path, bearer, acceptEncoding string, conns int, d time.Duration) (loadResult, error) {
+	var hdr []string
 	if bearer != "" {
-		req = append(req, "Authorization: Bearer "+bearer+"\r\n"...)
+		hdr = append(hdr, "Authorization: Bearer "+bearer)
+	}
+	if acceptEncoding != "" {
+		hdr = append(hdr, "Accept-Encoding: "+acceptEncoding)
+	}
+	return closedLoopReq(ctx, addr, rawRequest(http.MethodGet, addr, path, hdr, nil), http.StatusOK, conns, d)
+}
+
+// rawRequest builds one HTTP/1.1 request, sent as is on every iteration:
+// header lines without their CRLF, and a body (with its Content-Length)
+// when body is not nil.
+func rawRequest(method, addr, path string, header []string, body []byte) []byte {
+	req := []byte(method + " " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n")
+	for _, h := range header {
+		req = append(req, h+"\r\n"...)
+	}
+	if body != nil {
+		req = append(req, "Content-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n"...)
 	}
 	req = append(req, "\r\n"...)
+	return append(req, body...)
+}
 
+// closedLoopReq is closedLoop with a pre-built request (rawRequest) and the
+// status every response must have (200, or 304 for a conditional poll).
+func closedLoopReq(ctx context.Context, addr string, req []byte, want, conns int, d time.Duration) (loadResult, error) {
 	var total, errs, lastLen atomic.Int64
 	var firstErr atomic.Value
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -45,7 +69,7 @@ func closedLoop(ctx context.Context, addr, path, bearer string, conns int, d tim
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, bodyLen, err := loadConn(ctx, addr, req)
+			n, bodyLen, err := loadConn(ctx, addr, req, want)
 			total.Add(n)
 			if bodyLen > 0 {
 				lastLen.Store(bodyLen)
@@ -66,7 +90,7 @@ func closedLoop(ctx context.Context, addr, path, bearer string, conns int, d tim
 
 // loadConn runs one connection's loop until ctx ends; it reconnects once
 // per failure, up to a few times.
-func loadConn(ctx context.Context, addr string, req []byte) (n, bodyLen int64, err error) {
+func loadConn(ctx context.Context, addr string, req []byte, want int) (n, bodyLen int64, err error) {
 	var conn net.Conn
 	defer func() {
 		if conn != nil {
@@ -88,7 +112,7 @@ func loadConn(ctx context.Context, addr string, req []byte) (n, bodyLen int64, e
 			var status int
 			var l int64
 			status, l, err = readResponse(br)
-			if err == nil && status != 200 {
+			if err == nil && status != want {
 				err = fmt.Errorf("status %d", status)
 			}
 			if err == nil {
@@ -113,7 +137,7 @@ func loadConn(ctx context.Context, addr string, req []byte) (n, bodyLen int64, e
 }
 
 // readResponse reads one response head and discards its body, which must
-// have a Content-Length.
+// have a Content-Length unless the status has no body (1xx, 204, 304).
 func readResponse(br *bufio.Reader) (status int, bodyLen int64, err error) {
 	line, err := br.ReadSlice('\n')
 	if err != nil {
@@ -142,6 +166,9 @@ func readResponse(br *bufio.Reader) (status int, bodyLen int64, err error) {
 			}
 		}
 	}
+	if status == http.StatusNotModified || status == http.StatusNoContent || status < 200 {
+		return status, 0, nil
+	}
 	if length < 0 {
 		return 0, 0, fmt.Errorf("response without Content-Length")
 	}
@@ -149,4 +176,36 @@ func readResponse(br *bufio.Reader) (status int, bodyLen int64, err error) {
 		return 0, 0, err
 	}
 	return status, length, nil
+}
+
+// sequential sends req n times on one keep-alive connection, each after the
+// previous response, and returns the sorted latencies (request written to
+// response read). On loopback this bounds the server's time per request
+// from above. It stops early at ctx's end.
+func sequential(ctx context.Context, addr string, req []byte, want, n int) ([]time.Duration, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	br := bufio.NewReaderSize(conn, 64<<10)
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		if _, err := conn.Write(req); err != nil {
+			return nil, err
+		}
+		status, _, err := readResponse(br)
+		if err != nil {
+			return nil, err
+		}
+		if status != want {
+			return nil, fmt.Errorf("status %d, want %d", status, want)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return lat, nil
 }

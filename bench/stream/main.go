@@ -16,7 +16,22 @@
 //     clients on each, the PATCH sent to the first.
 //  5. GET /flags/snapshot of a -snapshot-flags environment against the
 //     bare handler returning the same bytes, -snapshot-conns closed-loop
-//     keep-alive connections for -snapshot-duration each.
+//     keep-alive connections for -snapshot-duration each; then both again
+//     with Accept-Encoding: gzip (-skip-gzip skips).
+//
+// -mode snapshot runs section 5 alone. -mode join (issue 14, join.go)
+// runs, for the bare broadcaster and for one Switchyard instance with
+// -clients streams open: -runs single broadcasts, a burst of -burst writes
+// alone (delivery and server CPU per delivered update), -joiners new
+// streams with snapshot and /health probe loops on a quiet server, and the
+// same during the burst.
+//
+// -mode ofrep (issue 15, ofrep.go) measures remote evaluation: single-flag
+// OFREP evaluations and 304 bulk polls against a bare handler returning a
+// fixed 120-byte JSON body (closed loop, alternating rounds), the latency
+// of a bulk evaluation of the -snapshot-flags environment on one connection
+// in sequence, and -clients OFREP event streams against -clients /stream
+// connections, taking turns, with -runs broadcasts each.
 //
 // It prints a table with the issue's targets and cleans up (subprocesses,
 // the scratch database). Everything runs against 127.0.0.1, bounded by
@@ -73,6 +88,13 @@ type options struct {
 	logDir        string
 	serverEnv     string
 	perfDir       string
+	skipGzip      bool
+	mode          string
+	joiners       int
+	joinParallel  int
+	burst         int
+	probeEvery    time.Duration
+	seqRequests   int
 }
 
 func main() {
@@ -101,6 +123,13 @@ func main() {
 	flag.BoolVar(&o.keepDB, "keep", false, "keep the scratch database")
 	flag.StringVar(&o.logDir, "logs", "", "directory for the servers' logs (default: a temporary directory)")
 	flag.StringVar(&o.serverEnv, "server-env", "", "extra environment for the switchyard processes, comma-separated KEY=VALUE (diagnosis, e.g. DB_MAX_CONNECTIONS=64)")
+	flag.BoolVar(&o.skipGzip, "skip-gzip", false, "skip the gzip rounds of the snapshot comparison")
+	flag.StringVar(&o.mode, "mode", "all", "all: sections 1-5; snapshot: section 5 only; join: new streams, snapshots and /health during a burst of writes (section 6); ofrep: remote evaluation (ofrep.go)")
+	flag.IntVar(&o.seqRequests, "seq-requests", 2000, "ofrep mode: requests in sequence on one connection per latency measurement")
+	flag.IntVar(&o.joiners, "joiners", 1000, "join mode: streams opened during the burst")
+	flag.IntVar(&o.joinParallel, "join-parallel", 100, "join mode: joining connections being set up at once")
+	flag.IntVar(&o.burst, "burst", 20, "join mode: writes in the burst")
+	flag.DurationVar(&o.probeEvery, "probe-every", 10*time.Millisecond, "join mode: pause between a probe loop's requests (snapshot, /health)")
 	flag.StringVar(&o.perfDir, "perf", "", "record perf(1) profiles of the single switchyard instance (broadcasts, snapshot load) into this directory")
 	flag.Parse()
 	if *serve {
@@ -271,6 +300,10 @@ func run(ctx context.Context, o options) error {
 	}
 	defer drop()
 
+	if o.mode == "join" && o.baselineQueue < 2*o.burst {
+		// The baseline drops an event for a full channel: give a burst room.
+		o.baselineQueue = 2 * o.burst
+	}
 	base, err := startBaseline(ctx, o.baselineQueue, logDir)
 	if err != nil {
 		return err
@@ -296,6 +329,8 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// OFREP's bulk evaluation with a client key sees client-side flags only.
+	fx.ClientSide = o.mode == "ofrep"
 	if err := createFlags(ctx, sy.addr, fx, o.snapFlags); err != nil {
 		return err
 	}
@@ -331,6 +366,13 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
+	if o.mode == "ofrep" {
+		return runOFREP(ctx, o, base, sy, fx)
+	}
+	if o.mode == "join" {
+		return runJoin(ctx, o, base, sy, fx, bare, switchyardTarget("switchyard", []*proc{sy}))
+	}
+
 	var results []streamResult
 	measure := func(t target) error {
 		r := measureStreams(ctx, o, t)
@@ -338,11 +380,13 @@ func run(ctx context.Context, o options) error {
 		printStream(os.Stderr, r)
 		return r.Err
 	}
-	if err := measure(bare); err != nil {
-		return err
-	}
-	if err := measure(switchyardTarget("switchyard, 1 instance", []*proc{sy})); err != nil {
-		return err
+	if o.mode != "snapshot" {
+		if err := measure(bare); err != nil {
+			return err
+		}
+		if err := measure(switchyardTarget("switchyard, 1 instance", []*proc{sy})); err != nil {
+			return err
+		}
 	}
 
 	var snap []loadPair
@@ -354,7 +398,7 @@ func run(ctx context.Context, o options) error {
 	}
 	stopSY()
 
-	if !o.skipRedis {
+	if !o.skipRedis && o.mode != "snapshot" {
 		a, err := startSwitchyard(ctx, bin, "switchyard-a", dbURL, o.redisURL, logDir, extraEnv)
 		if err != nil {
 			return err
@@ -573,11 +617,17 @@ func maxBucket(m0, m1 map[string]float64, name string, total float64) float64 {
 	return 0
 }
 
-// loadPair is one snapshot round: the bare handler and Switchyard.
+// loadPair is one snapshot round: the bare handler and Switchyard, then
+// both again with Accept-Encoding: gzip (each serving a body compressed
+// once).
 type loadPair struct {
 	Bare, SY           loadResult
 	BareCPU, SYCPU     time.Duration
 	BarePGCPU, SYPGCPU time.Duration
+
+	BareGz, SYGz        loadResult
+	BareGzCPU, SYGzCPU  time.Duration
+	BareGzPG, SYGzPGCPU time.Duration
 }
 
 func measureSnapshot(ctx context.Context, o options, base, sy *proc, fx *fixture) ([]loadPair, error) {
@@ -603,9 +653,9 @@ func measureSnapshot(ctx context.Context, o options, base, sy *proc, fx *fixture
 
 	var pairs []loadPair
 	profiled := false
-	drive := func(p *proc, path, bearer string) (loadResult, time.Duration, time.Duration, error) {
+	drive := func(p *proc, path, bearer, ae string) (loadResult, time.Duration, time.Duration, error) {
 		// One second of warm-up, not counted.
-		if _, err := closedLoop(ctx, p.addr, path, bearer, o.snapConns, time.Second); err != nil {
+		if _, err := closedLoop(ctx, p.addr, path, bearer, ae, o.snapConns, time.Second); err != nil {
 			return loadResult{}, 0, 0, err
 		}
 		c0, pg0 := cpuTime(p.pid()), postgresCPU()
@@ -614,7 +664,7 @@ func measureSnapshot(ctx context.Context, o options, base, sy *proc, fx *fixture
 			profiled = true
 			stopPerf = perfRecord(o.perfDir, "snapshot", p.pid())
 		}
-		res, err := closedLoop(ctx, p.addr, path, bearer, o.snapConns, o.snapDuration)
+		res, err := closedLoop(ctx, p.addr, path, bearer, ae, o.snapConns, o.snapDuration)
 		if stopPerf != nil {
 			stopPerf()
 		}
@@ -622,14 +672,24 @@ func measureSnapshot(ctx context.Context, o options, base, sy *proc, fx *fixture
 	}
 	for round := range max(1, o.snapRounds) {
 		var lp loadPair
-		if lp.Bare, lp.BareCPU, lp.BarePGCPU, err = drive(base, "/snapshot", ""); err != nil {
+		if lp.Bare, lp.BareCPU, lp.BarePGCPU, err = drive(base, "/snapshot", "", ""); err != nil {
 			return nil, fmt.Errorf("bare snapshot load: %w", err)
 		}
 		log.Printf("[snapshot] round %d, bare handler: %.0f req/s (%d requests, %d errors, %d-byte bodies)", round+1, lp.Bare.RPS(), lp.Bare.Requests, lp.Bare.Errors, lp.Bare.Bytes)
-		if lp.SY, lp.SYCPU, lp.SYPGCPU, err = drive(sy, "/flags/snapshot", fx.SnapKey); err != nil {
+		if lp.SY, lp.SYCPU, lp.SYPGCPU, err = drive(sy, "/flags/snapshot", fx.SnapKey, ""); err != nil {
 			return nil, fmt.Errorf("switchyard snapshot load: %w", err)
 		}
 		log.Printf("[snapshot] round %d, switchyard: %.0f req/s (%d requests, %d errors, %d-byte bodies)", round+1, lp.SY.RPS(), lp.SY.Requests, lp.SY.Errors, lp.SY.Bytes)
+		if !o.skipGzip {
+			if lp.BareGz, lp.BareGzCPU, lp.BareGzPG, err = drive(base, "/snapshot", "", "gzip"); err != nil {
+				return nil, fmt.Errorf("bare gzip snapshot load: %w", err)
+			}
+			log.Printf("[snapshot] round %d, bare handler, gzip: %.0f req/s (%d-byte bodies)", round+1, lp.BareGz.RPS(), lp.BareGz.Bytes)
+			if lp.SYGz, lp.SYGzCPU, lp.SYGzPGCPU, err = drive(sy, "/flags/snapshot", fx.SnapKey, "gzip"); err != nil {
+				return nil, fmt.Errorf("switchyard gzip snapshot load: %w", err)
+			}
+			log.Printf("[snapshot] round %d, switchyard, gzip: %.0f req/s (%d errors, %d-byte bodies)", round+1, lp.SYGz.RPS(), lp.SYGz.Errors, lp.SYGz.Bytes)
+		}
 		pairs = append(pairs, lp)
 	}
 	return pairs, nil
@@ -711,7 +771,11 @@ func printSummary(w io.Writer, o options, results []streamResult, snap []loadPai
 				n       string
 				r       loadResult
 				cpu, pg time.Duration
-			}{{"bare net/http handler", p.Bare, p.BareCPU, p.BarePGCPU}, {"switchyard GET /flags/snapshot", p.SY, p.SYCPU, p.SYPGCPU}} {
+			}{{"bare net/http handler", p.Bare, p.BareCPU, p.BarePGCPU}, {"switchyard GET /flags/snapshot", p.SY, p.SYCPU, p.SYPGCPU},
+				{"bare handler, gzip", p.BareGz, p.BareGzCPU, p.BareGzPG}, {"switchyard, Accept-Encoding: gzip", p.SYGz, p.SYGzCPU, p.SYGzPGCPU}} {
+				if x.r.Elapsed == 0 {
+					continue
+				}
 				fmt.Fprintf(w, "| %s (%d) | %d B | %.0f | %d | %.0f %% | %.0f %% |\n", x.n, i+1, x.r.Bytes, x.r.RPS(), x.r.Errors,
 					100*x.cpu.Seconds()/x.r.Elapsed.Seconds(), 100*x.pg.Seconds()/x.r.Elapsed.Seconds())
 			}
@@ -758,6 +822,18 @@ func printSummary(w io.Writer, o options, results []streamResult, snap []loadPai
 		ratio := sy.RPS() / bare.RPS()
 		fmt.Fprintf(w, "| snapshot ≥ 70 %% of the bare handler's requests/s (%d-byte body, %d rounds) | %.0f vs %.0f req/s | %.0f %% | %s |\n",
 			snap[0].SY.Bytes, len(snap), sy.RPS(), bare.RPS(), 100*ratio, verdict(ratio >= 0.70 && sy.Errors == 0))
+		var bz, sz loadResult
+		for _, p := range snap {
+			bz.Requests += p.BareGz.Requests
+			bz.Elapsed += p.BareGz.Elapsed
+			sz.Requests += p.SYGz.Requests
+			sz.Elapsed += p.SYGz.Elapsed
+			sz.Errors += p.SYGz.Errors
+		}
+		if sz.Elapsed > 0 {
+			fmt.Fprintf(w, "| snapshot with gzip (%d-byte body), against the bare handler serving the same compressed bytes | %.0f vs %.0f req/s | %.0f %% | (no target) |\n",
+				snap[0].SYGz.Bytes, sz.RPS(), bz.RPS(), 100*sz.RPS()/bz.RPS())
+		}
 	}
 
 }

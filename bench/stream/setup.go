@@ -17,15 +17,21 @@ import (
 
 // fixture is what the tool arranges in a fresh Switchyard database.
 type fixture struct {
-	Token      string    // personal access token of a workspace admin
-	ProdEnv    uuid.UUID // the stream environment: one flag
-	ProdKey    string    // its SDK key
-	SnapEnv    uuid.UUID // the snapshot environment (staging): -snapshot-flags flags
-	SnapKey    string
-	FlagKey    string
-	FlagVer    int64 // the stream flag's current version
-	SnapFlags  int
-	SnapLength int
+	Token   string    // personal access token of a workspace admin
+	ProdEnv uuid.UUID // the stream environment: one flag
+	ProdKey string    // its SDK key
+	SnapEnv uuid.UUID // the snapshot environment (staging): -snapshot-flags flags
+	SnapKey string
+	FlagKey string
+	// -mode ofrep: client keys (pk_live_) of staging (the 200-flag
+	// environment) and development, where the event-stream flag lives.
+	SnapClientKey string
+	DevEnv        uuid.UUID
+	DevClientKey  string
+	ClientSide    bool  // create the snapshot flags with client_side: true
+	FlagVer       int64 // the stream flag's current version
+	SnapFlags     int
+	SnapLength    int
 }
 
 // arrange creates, directly in SQL as server/internal/apptest does, an admin
@@ -73,21 +79,27 @@ func arrange(ctx context.Context, dbURL string) (*fixture, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	fx.ProdEnv, fx.SnapEnv = envs["production"], envs["staging"]
-	if fx.ProdEnv == uuid.Nil || fx.SnapEnv == uuid.Nil {
-		return nil, fmt.Errorf("seeded production/staging environments not found: %v", envs)
+	fx.ProdEnv, fx.SnapEnv, fx.DevEnv = envs["production"], envs["staging"], envs["development"]
+	if fx.ProdEnv == uuid.Nil || fx.SnapEnv == uuid.Nil || fx.DevEnv == uuid.Nil {
+		return nil, fmt.Errorf("seeded production/staging/development environments not found: %v", envs)
 	}
 	for _, e := range []struct {
-		env uuid.UUID
-		out *string
-	}{{fx.ProdEnv, &fx.ProdKey}, {fx.SnapEnv, &fx.SnapKey}} {
-		full, prefix, kh, err := auth.NewCredential(auth.SDKKeyKind)
+		env  uuid.UUID
+		kind string
+		out  *string
+	}{{fx.ProdEnv, "server", &fx.ProdKey}, {fx.SnapEnv, "server", &fx.SnapKey},
+		{fx.SnapEnv, "client", &fx.SnapClientKey}, {fx.DevEnv, "client", &fx.DevClientKey}} {
+		prefixKind := auth.SDKKeyKind
+		if e.kind == "client" {
+			prefixKind = auth.ClientKeyKind
+		}
+		full, prefix, kh, err := auth.NewCredential(prefixKind)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := conn.Exec(ctx,
-			`INSERT INTO sdk_keys (project_id, environment_id, name, key_hash, prefix)
-			 SELECT project_id, id, 'bench', $2, $3 FROM environments WHERE id = $1`, e.env, kh, prefix); err != nil {
+			`INSERT INTO sdk_keys (project_id, environment_id, name, key_hash, prefix, kind)
+			 SELECT project_id, id, 'bench', $2, $3, $4 FROM environments WHERE id = $1`, e.env, kh, prefix, e.kind); err != nil {
 			return nil, fmt.Errorf("create sdk key: %w", err)
 		}
 		*e.out = full
@@ -149,6 +161,9 @@ func createFlags(ctx context.Context, addr string, fx *fixture, n int) error {
 		body := map[string]any{
 			"key": fmt.Sprintf("snapshot-flag-%03d", i), "is_enabled": i%3 != 0, "rollout_percentage": (i * 7) % 101,
 		}
+		if fx.ClientSide {
+			body["client_side"] = true
+		}
 		if _, err := api(ctx, addr, fx.Token, http.MethodPost, "/api/environments/"+fx.SnapEnv.String()+"/flags", body, nil); err != nil {
 			return err
 		}
@@ -159,10 +174,20 @@ func createFlags(ctx context.Context, addr string, fx *fixture, n int) error {
 
 // patchFlag changes the stream flag's rollout and returns the new version.
 func patchFlag(ctx context.Context, addr string, fx *fixture, rollout int) (int64, error) {
+	v, err := patchFlagIn(ctx, addr, fx.Token, fx.ProdEnv, fx.FlagKey, rollout)
+	if err == nil {
+		fx.FlagVer = v
+	}
+	return v, err
+}
+
+// patchFlagIn changes the rollout of flag key in env and returns its new
+// version.
+func patchFlagIn(ctx context.Context, addr, token string, env uuid.UUID, key string, rollout int) (int64, error) {
 	var f struct {
 		Version int64 `json:"version"`
 	}
-	code, err := api(ctx, addr, fx.Token, http.MethodPatch, "/api/environments/"+fx.ProdEnv.String()+"/flags/"+fx.FlagKey,
+	code, err := api(ctx, addr, token, http.MethodPatch, "/api/environments/"+env.String()+"/flags/"+key,
 		map[string]any{"rollout_percentage": rollout}, &f)
 	if err != nil {
 		return 0, err
@@ -170,6 +195,5 @@ func patchFlag(ctx context.Context, addr string, fx *fixture, rollout int) (int6
 	if code != http.StatusOK {
 		return 0, fmt.Errorf("PATCH flag: status %d (the environment requires approval?)", code)
 	}
-	fx.FlagVer = f.Version
 	return f.Version, nil
 }

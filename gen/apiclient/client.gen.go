@@ -140,22 +140,22 @@ func (e FlagDiffEntryStatus) Valid() bool {
 
 // Defines values for FlagType.
 const (
-	Boolean FlagType = "boolean"
-	Integer FlagType = "integer"
-	Json    FlagType = "json"
-	String  FlagType = "string"
+	FlagTypeBoolean FlagType = "boolean"
+	FlagTypeInteger FlagType = "integer"
+	FlagTypeJson    FlagType = "json"
+	FlagTypeString  FlagType = "string"
 )
 
 // Valid indicates whether the value is a known member of the FlagType enum.
 func (e FlagType) Valid() bool {
 	switch e {
-	case Boolean:
+	case FlagTypeBoolean:
 		return true
-	case Integer:
+	case FlagTypeInteger:
 		return true
-	case Json:
+	case FlagTypeJson:
 		return true
-	case String:
+	case FlagTypeString:
 		return true
 	default:
 		return false
@@ -195,22 +195,135 @@ func (e NotificationEvent) Valid() bool {
 	}
 }
 
+// Defines values for OfrepBulkErrorErrorCode.
+const (
+	OfrepBulkErrorErrorCodeINVALIDCONTEXT OfrepBulkErrorErrorCode = "INVALID_CONTEXT"
+)
+
+// Valid indicates whether the value is a known member of the OfrepBulkErrorErrorCode enum.
+func (e OfrepBulkErrorErrorCode) Valid() bool {
+	switch e {
+	case OfrepBulkErrorErrorCodeINVALIDCONTEXT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OfrepBulkResultEventStreamsType.
+const (
+	Sse OfrepBulkResultEventStreamsType = "sse"
+)
+
+// Valid indicates whether the value is a known member of the OfrepBulkResultEventStreamsType enum.
+func (e OfrepBulkResultEventStreamsType) Valid() bool {
+	switch e {
+	case Sse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes.
+const (
+	OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesBoolean OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes = "boolean"
+	OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesFloat   OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes = "float"
+	OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesInt     OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes = "int"
+	OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesObject  OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes = "object"
+	OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesString  OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes = "string"
+)
+
+// Valid indicates whether the value is a known member of the OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes enum.
+func (e OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes) Valid() bool {
+	switch e {
+	case OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesBoolean:
+		return true
+	case OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesFloat:
+		return true
+	case OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesInt:
+		return true
+	case OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesObject:
+		return true
+	case OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypesString:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OfrepErrorErrorCode.
+const (
+	OfrepErrorErrorCodeFLAGNOTFOUND   OfrepErrorErrorCode = "FLAG_NOT_FOUND"
+	OfrepErrorErrorCodeINVALIDCONTEXT OfrepErrorErrorCode = "INVALID_CONTEXT"
+)
+
+// Valid indicates whether the value is a known member of the OfrepErrorErrorCode enum.
+func (e OfrepErrorErrorCode) Valid() bool {
+	switch e {
+	case OfrepErrorErrorCodeFLAGNOTFOUND:
+		return true
+	case OfrepErrorErrorCodeINVALIDCONTEXT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OfrepResultReason.
+const (
+	DEFAULT        OfrepResultReason = "DEFAULT"
+	DISABLED       OfrepResultReason = "DISABLED"
+	SPLIT          OfrepResultReason = "SPLIT"
+	TARGETINGMATCH OfrepResultReason = "TARGETING_MATCH"
+)
+
+// Valid indicates whether the value is a known member of the OfrepResultReason enum.
+func (e OfrepResultReason) Valid() bool {
+	switch e {
+	case DEFAULT:
+		return true
+	case DISABLED:
+		return true
+	case SPLIT:
+		return true
+	case TARGETINGMATCH:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Operator.
 const (
-	Contains           Operator = "contains"
-	EndsWith           Operator = "ends_with"
-	Equals             Operator = "equals"
-	GreaterThan        Operator = "greater_than"
-	GreaterThanOrEqual Operator = "greater_than_or_equal"
-	LessThan           Operator = "less_than"
-	LessThanOrEqual    Operator = "less_than_or_equal"
-	NotEquals          Operator = "not_equals"
-	StartsWith         Operator = "starts_with"
+	After                    Operator = "after"
+	Before                   Operator = "before"
+	Contains                 Operator = "contains"
+	EndsWith                 Operator = "ends_with"
+	Equals                   Operator = "equals"
+	GreaterThan              Operator = "greater_than"
+	GreaterThanOrEqual       Operator = "greater_than_or_equal"
+	LessThan                 Operator = "less_than"
+	LessThanOrEqual          Operator = "less_than_or_equal"
+	NotContains              Operator = "not_contains"
+	NotEquals                Operator = "not_equals"
+	NotIn                    Operator = "not_in"
+	Regex                    Operator = "regex"
+	SemverEquals             Operator = "semver_equals"
+	SemverGreaterThan        Operator = "semver_greater_than"
+	SemverGreaterThanOrEqual Operator = "semver_greater_than_or_equal"
+	SemverLessThan           Operator = "semver_less_than"
+	SemverLessThanOrEqual    Operator = "semver_less_than_or_equal"
+	StartsWith               Operator = "starts_with"
 )
 
 // Valid indicates whether the value is a known member of the Operator enum.
 func (e Operator) Valid() bool {
 	switch e {
+	case After:
+		return true
+	case Before:
+		return true
 	case Contains:
 		return true
 	case EndsWith:
@@ -225,7 +338,23 @@ func (e Operator) Valid() bool {
 		return true
 	case LessThanOrEqual:
 		return true
+	case NotContains:
+		return true
 	case NotEquals:
+		return true
+	case NotIn:
+		return true
+	case Regex:
+		return true
+	case SemverEquals:
+		return true
+	case SemverGreaterThan:
+		return true
+	case SemverGreaterThanOrEqual:
+		return true
+	case SemverLessThan:
+		return true
+	case SemverLessThanOrEqual:
 		return true
 	case StartsWith:
 		return true
@@ -249,6 +378,24 @@ func (e Role) Valid() bool {
 	case Editor:
 		return true
 	case Viewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SdkKeyKind.
+const (
+	SdkKeyKindClient SdkKeyKind = "client"
+	SdkKeyKindServer SdkKeyKind = "server"
+)
+
+// Valid indicates whether the value is a known member of the SdkKeyKind enum.
+func (e SdkKeyKind) Valid() bool {
+	switch e {
+	case SdkKeyKindClient:
+		return true
+	case SdkKeyKindServer:
 		return true
 	default:
 		return false
@@ -381,6 +528,17 @@ type ChatIntegrationPatch struct {
 
 // ChatKind defines model for ChatKind.
 type ChatKind string
+
+// Condition One condition of a targeting rule; it holds when it holds for any one of its values (none of them for not_in and not_contains).
+type Condition struct {
+	Attribute string `json:"attribute"`
+
+	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
+	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
+	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	Operator Operator `json:"operator"`
+	Values   []string `json:"values"`
+}
 
 // CurrentUser defines model for CurrentUser.
 type CurrentUser struct {
@@ -558,7 +716,10 @@ type ExposureVariant struct {
 // segment-expanded (no rule has a segment_key).
 type Flag struct {
 	ArchivedAt *time.Time `json:"archived_at"`
-	CreatedAt  time.Time  `json:"created_at"`
+
+	// ClientSide Whether client keys (`pk_live_…`, in browsers and apps) may evaluate the flag through OFREP. Default false: flag names are often secrets.
+	ClientSide bool      `json:"client_side"`
+	CreatedAt  time.Time `json:"created_at"`
 
 	// DefaultValue Any JSON value, null included; where it belongs to a flag it must match the flag's type.
 	DefaultValue AnyValue `json:"default_value"`
@@ -700,7 +861,101 @@ type MemberRoleInput struct {
 // NotificationEvent defines model for NotificationEvent.
 type NotificationEvent string
 
-// Operator defines model for Operator.
+// OfrepBulkError defines model for OfrepBulkError.
+type OfrepBulkError struct {
+	ErrorCode    OfrepBulkErrorErrorCode `json:"errorCode"`
+	ErrorDetails *string                 `json:"errorDetails,omitempty"`
+}
+
+// OfrepBulkErrorErrorCode defines model for OfrepBulkError.ErrorCode.
+type OfrepBulkErrorErrorCode string
+
+// OfrepBulkResult defines model for OfrepBulkResult.
+type OfrepBulkResult struct {
+	EventStreams []struct {
+		Type OfrepBulkResultEventStreamsType `json:"type"`
+		Url  string                          `json:"url"`
+	} `json:"eventStreams"`
+	Flags []OfrepResult `json:"flags"`
+}
+
+// OfrepBulkResultEventStreamsType defines model for OfrepBulkResult.EventStreams.Type.
+type OfrepBulkResultEventStreamsType string
+
+// OfrepConfiguration defines model for OfrepConfiguration.
+type OfrepConfiguration struct {
+	Capabilities struct {
+		CacheInvalidation *struct {
+			Polling *struct {
+				Enabled              *bool `json:"enabled,omitempty"`
+				MinPollingIntervalMs *int  `json:"minPollingIntervalMs,omitempty"`
+			} `json:"polling,omitempty"`
+		} `json:"cacheInvalidation,omitempty"`
+		FlagEvaluation *struct {
+			SupportedTypes *[]OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes `json:"supportedTypes,omitempty"`
+		} `json:"flagEvaluation,omitempty"`
+	} `json:"capabilities"`
+	Name string `json:"name"`
+}
+
+// OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes defines model for OfrepConfiguration.Capabilities.FlagEvaluation.SupportedTypes.
+type OfrepConfigurationCapabilitiesFlagEvaluationSupportedTypes string
+
+// OfrepError defines model for OfrepError.
+type OfrepError struct {
+	ErrorCode    OfrepErrorErrorCode `json:"errorCode"`
+	ErrorDetails *string             `json:"errorDetails,omitempty"`
+	Key          string              `json:"key"`
+}
+
+// OfrepErrorErrorCode defines model for OfrepError.ErrorCode.
+type OfrepErrorErrorCode string
+
+// OfrepRequest defines model for OfrepRequest.
+type OfrepRequest struct {
+	// Context `targetingKey` (string) is the user key; every other string, number or boolean entry is an attribute. Absent or empty: an anonymous evaluation.
+	Context *map[string]interface{} `json:"context,omitempty"`
+}
+
+// OfrepResult defines model for OfrepResult.
+type OfrepResult struct {
+	Key      string               `json:"key"`
+	Metadata OfrepResult_Metadata `json:"metadata"`
+	Reason   OfrepResultReason    `json:"reason"`
+
+	// Value The flag's value in its type; absent when the result is null ("use the code default").
+	Value interface{} `json:"value,omitempty"`
+
+	// Variant The value rendered as an impression renders it; absent with the value.
+	Variant *string `json:"variant,omitempty"`
+}
+
+// OfrepResultMetadata0 defines model for OfrepResult.Metadata.0.
+type OfrepResultMetadata0 = string
+
+// OfrepResultMetadata1 defines model for OfrepResult.Metadata.1.
+type OfrepResultMetadata1 = float32
+
+// OfrepResultMetadata2 defines model for OfrepResult.Metadata.2.
+type OfrepResultMetadata2 = bool
+
+// OfrepResult_Metadata_AdditionalProperties defines model for OfrepResult.metadata.AdditionalProperties.
+type OfrepResult_Metadata_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// OfrepResult_Metadata defines model for OfrepResult.Metadata.
+type OfrepResult_Metadata struct {
+	Version              int64                                                `json:"version"`
+	AdditionalProperties map[string]OfrepResult_Metadata_AdditionalProperties `json:"-"`
+}
+
+// OfrepResultReason defines model for OfrepResult.Reason.
+type OfrepResultReason string
+
+// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
+// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
+// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
 type Operator string
 
 // Prerequisite defines model for Prerequisite.
@@ -780,7 +1035,10 @@ type SdkKey struct {
 	EnvironmentId   openapi_types.UUID `json:"environment_id"`
 	EnvironmentName string             `json:"environment_name"`
 	Id              int64              `json:"id"`
-	Name            string             `json:"name"`
+
+	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	Kind SdkKeyKind `json:"kind"`
+	Name string     `json:"name"`
 
 	// Prefix The first 12 characters of the key.
 	Prefix string `json:"prefix"`
@@ -793,17 +1051,26 @@ type SdkKeyCreated struct {
 	EnvironmentName string             `json:"environment_name"`
 	Id              int64              `json:"id"`
 
-	// Key The full key, `sk_live_…`; shown only in this response.
-	Key    string `json:"key"`
-	Name   string `json:"name"`
-	Prefix string `json:"prefix"`
+	// Key The full key, `sk_live_…` or `pk_live_…`; shown only in this response.
+	Key string `json:"key"`
+
+	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	Kind   SdkKeyKind `json:"kind"`
+	Name   string     `json:"name"`
+	Prefix string     `json:"prefix"`
 }
 
 // SdkKeyInput defines model for SdkKeyInput.
 type SdkKeyInput struct {
 	EnvironmentId openapi_types.UUID `json:"environment_id"`
-	Name          string             `json:"name"`
+
+	// Kind The key's kind, `server` or `client` (see SdkKeyKind); absent or null means `server`. Any other value answers 422.
+	Kind *string `json:"kind,omitempty"`
+	Name string  `json:"name"`
 }
+
+// SdkKeyKind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+type SdkKeyKind string
 
 // Segment defines model for Segment.
 type Segment struct {
@@ -860,16 +1127,33 @@ type StreamUpdate struct {
 // StreamUpdateType defines model for StreamUpdate.Type.
 type StreamUpdateType string
 
-// TargetingRule attribute, operator and at least one value are required unless segment_key is set.
-// A rule matches when its condition holds for any one of its values.
+// TargetingRule A rule matches when every condition holds: the top-level one (attribute, operator and at
+// least one value, present when attribute is not empty) and each entry of conditions; with
+// segment_key the user must also be in the segment. A rule needs at least one condition or
+// a segment_key. A condition holds when it holds for any one of its values (none of them
+// for not_in and not_contains). Rules come back as written: fields that were absent stay
+// absent (values comes back as [] when absent).
 type TargetingRule struct {
-	Attribute  *string   `json:"attribute,omitempty"`
-	Operator   *Operator `json:"operator,omitempty"`
-	SegmentKey *string   `json:"segment_key,omitempty"`
-	Values     *[]string `json:"values,omitempty"`
+	Attribute *string `json:"attribute,omitempty"`
+
+	// Conditions Further conditions, all of which must hold (AND).
+	Conditions *[]Condition `json:"conditions,omitempty"`
+
+	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
+	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
+	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	Operator *Operator `json:"operator,omitempty"`
+
+	// RolloutPercentage When set, only users whose rollout bucket is below it match the rule; the others go on to the next rule. Not allowed in a segment's rules.
+	RolloutPercentage *int      `json:"rollout_percentage,omitempty"`
+	SegmentKey        *string   `json:"segment_key,omitempty"`
+	Values            *[]string `json:"values,omitempty"`
 
 	// Variant Any JSON value, null included; where it belongs to a flag it must match the flag's type.
 	Variant AnyValue `json:"variant,omitempty"`
+
+	// Variants Weighted values a match chooses from with the flag's variant bucket (non-boolean flags; not together with variant; not in a segment's rules). An empty array is the same as none and comes back absent.
+	Variants *[]WeightedVariant `json:"variants,omitempty"`
 }
 
 // Token defines model for Token.
@@ -1024,6 +1308,9 @@ type MethodNotAllowed = Error
 // NotFound defines model for NotFound.
 type NotFound = Error
 
+// ServiceUnavailable defines model for ServiceUnavailable.
+type ServiceUnavailable = Error
+
 // TooLarge defines model for TooLarge.
 type TooLarge = Error
 
@@ -1087,6 +1374,21 @@ type DiffFlagsParams struct {
 // GetFlagsSnapshotParams defines parameters for GetFlagsSnapshot.
 type GetFlagsSnapshotParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// OfrepEvaluateFlagsParams defines parameters for OfrepEvaluateFlags.
+type OfrepEvaluateFlagsParams struct {
+	// FlagConfigEtag Sent by providers when an event made them refetch; ignored.
+	FlagConfigEtag *string `form:"flagConfigEtag,omitempty" json:"flagConfigEtag,omitempty"`
+
+	// FlagConfigLastModified Sent by providers when an event made them refetch; ignored.
+	FlagConfigLastModified *string `form:"flagConfigLastModified,omitempty" json:"flagConfigLastModified,omitempty"`
+	IfNoneMatch            *string `json:"If-None-Match,omitempty"`
+}
+
+// OfrepEventsParams defines parameters for OfrepEvents.
+type OfrepEventsParams struct {
+	Token string `form:"token" json:"token"`
 }
 
 // StreamParams defines parameters for Stream.
@@ -1182,6 +1484,166 @@ type CreateUserJSONRequestBody = UserInput
 // UpdateUserJSONRequestBody defines body for UpdateUser for application/json ContentType.
 type UpdateUserJSONRequestBody = UserPatch
 
+// OfrepEvaluateFlagsJSONRequestBody defines body for OfrepEvaluateFlags for application/json ContentType.
+type OfrepEvaluateFlagsJSONRequestBody = OfrepRequest
+
+// OfrepEvaluateFlagJSONRequestBody defines body for OfrepEvaluateFlag for application/json ContentType.
+type OfrepEvaluateFlagJSONRequestBody = OfrepRequest
+
+// Getter for additional properties for OfrepResult_Metadata. Returns the specified
+// element and whether it was found
+func (a OfrepResult_Metadata) Get(fieldName string) (value OfrepResult_Metadata_AdditionalProperties, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OfrepResult_Metadata
+func (a *OfrepResult_Metadata) Set(fieldName string, value OfrepResult_Metadata_AdditionalProperties) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]OfrepResult_Metadata_AdditionalProperties)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OfrepResult_Metadata to handle AdditionalProperties
+func (a *OfrepResult_Metadata) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["version"]; found {
+		err = json.Unmarshal(raw, &a.Version)
+		if err != nil {
+			return fmt.Errorf("error reading 'version': %w", err)
+		}
+		delete(object, "version")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]OfrepResult_Metadata_AdditionalProperties)
+		for fieldName, fieldBuf := range object {
+			var fieldVal OfrepResult_Metadata_AdditionalProperties
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OfrepResult_Metadata to handle AdditionalProperties
+func (a OfrepResult_Metadata) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["version"], err = json.Marshal(a.Version)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// AsOfrepResultMetadata0 returns the union data inside the OfrepResult_Metadata_AdditionalProperties as a OfrepResultMetadata0
+func (t OfrepResult_Metadata_AdditionalProperties) AsOfrepResultMetadata0() (OfrepResultMetadata0, error) {
+	var body OfrepResultMetadata0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOfrepResultMetadata0 overwrites any union data inside the OfrepResult_Metadata_AdditionalProperties as the provided OfrepResultMetadata0
+func (t *OfrepResult_Metadata_AdditionalProperties) FromOfrepResultMetadata0(v OfrepResultMetadata0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOfrepResultMetadata0 performs a merge with any union data inside the OfrepResult_Metadata_AdditionalProperties, using the provided OfrepResultMetadata0
+func (t *OfrepResult_Metadata_AdditionalProperties) MergeOfrepResultMetadata0(v OfrepResultMetadata0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOfrepResultMetadata1 returns the union data inside the OfrepResult_Metadata_AdditionalProperties as a OfrepResultMetadata1
+func (t OfrepResult_Metadata_AdditionalProperties) AsOfrepResultMetadata1() (OfrepResultMetadata1, error) {
+	var body OfrepResultMetadata1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOfrepResultMetadata1 overwrites any union data inside the OfrepResult_Metadata_AdditionalProperties as the provided OfrepResultMetadata1
+func (t *OfrepResult_Metadata_AdditionalProperties) FromOfrepResultMetadata1(v OfrepResultMetadata1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOfrepResultMetadata1 performs a merge with any union data inside the OfrepResult_Metadata_AdditionalProperties, using the provided OfrepResultMetadata1
+func (t *OfrepResult_Metadata_AdditionalProperties) MergeOfrepResultMetadata1(v OfrepResultMetadata1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOfrepResultMetadata2 returns the union data inside the OfrepResult_Metadata_AdditionalProperties as a OfrepResultMetadata2
+func (t OfrepResult_Metadata_AdditionalProperties) AsOfrepResultMetadata2() (OfrepResultMetadata2, error) {
+	var body OfrepResultMetadata2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOfrepResultMetadata2 overwrites any union data inside the OfrepResult_Metadata_AdditionalProperties as the provided OfrepResultMetadata2
+func (t *OfrepResult_Metadata_AdditionalProperties) FromOfrepResultMetadata2(v OfrepResultMetadata2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOfrepResultMetadata2 performs a merge with any union data inside the OfrepResult_Metadata_AdditionalProperties, using the provided OfrepResultMetadata2
+func (t *OfrepResult_Metadata_AdditionalProperties) MergeOfrepResultMetadata2(v OfrepResultMetadata2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t OfrepResult_Metadata_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *OfrepResult_Metadata_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -1258,12 +1720,26 @@ type ClientInterface interface {
 
 	// LoginWithBody Log in with email and password
 	//
+	// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+	// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+	// Failures are counted per address, whether or not an account exists, so answers never
+	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+	// minutes, and every attempt during the lock, even with the right password, answers 429
+	// with `retry_after_seconds`. A success resets the count.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/auth/login (the `Login` operationId).
 	LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Login Log in with email and password
+	//
+	// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+	// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+	// Failures are counted per address, whether or not an account exists, so answers never
+	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+	// minutes, and every attempt during the lock, even with the right password, answers 429
+	// with `retry_after_seconds`. A success resets the count.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1272,17 +1748,30 @@ type ClientInterface interface {
 
 	// Logout End the session
 	//
+	// A user's session or personal access token; SDK keys get 403. With the session cookie
+	// (and `X-Service-Request: true`), deletes the session on the server, so a copied cookie
+	// stops working everywhere at once, ends that session's open streams, and clears the
+	// cookie. With a personal access token it changes nothing: revoke the token with
+	// `DELETE /api/tokens/{id}`.
+	//
 	// Corresponds with POST /api/auth/logout (the `Logout` operationId).
 	Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCurrentUser The logged-in user
+	//
+	// A user's session or personal access token; SDK keys get 403. The caller in the login
+	// response's shape: id, email, name, workspace role, the workspace's name and whether
+	// setup is complete. 401 without a valid session or token.
 	//
 	// Corresponds with GET /api/auth/me (the `GetCurrentUser` operationId).
 	GetCurrentUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetupWorkspaceWithBody Create the first workspace admin (setup wizard)
 	//
-	// Accepted without authentication only while no user exists; afterwards 409.
+	// No credential, and only while no user exists: once one does, 409. Creates the first
+	// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+	// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+	// characters, an empty name or an invalid email: 422.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1291,7 +1780,10 @@ type ClientInterface interface {
 
 	// SetupWorkspace Create the first workspace admin (setup wizard)
 	//
-	// Accepted without authentication only while no user exists; afterwards 409.
+	// No credential, and only while no user exists: once one does, 409. Creates the first
+	// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+	// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+	// characters, an empty name or an invalid email: 422.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1300,30 +1792,64 @@ type ClientInterface interface {
 
 	// GetWorkspace Workspace name and set-up state
 	//
+	// No credential: the dashboard reads it before anyone logs in. `is_setup_complete` is
+	// false until the first user exists; until then `POST /api/auth/setup` creates that user.
+	//
 	// Corresponds with GET /api/auth/workspace (the `GetWorkspace` operationId).
 	GetWorkspace(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAudit The environment's audit log
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
+	// `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
+	// `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
+	// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
+	// `offset` are clamped, never rejected.
 	//
 	// Corresponds with GET /api/environments/{env_id}/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, envId EnvId, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListChangeRequests List change requests
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Newest first. `status` (`pending`, `approved`, `rejected`, `cancelled`)
+	// filters; omitted, every request is listed.
+	//
 	// Corresponds with GET /api/environments/{env_id}/change-requests (the `ListChangeRequests` operationId).
 	ListChangeRequests(ctx context.Context, envId EnvId, params *ListChangeRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelChangeRequest Cancel a pending change request (its requester or a workspace admin)
+	//
+	// Its requester (the user, or the server SDK key, that opened it) or a workspace admin;
+	// `read_only` tokens and client keys get 403. For anyone else, and for a request that is
+	// not pending, the answer is 404. The request becomes `cancelled`; `reviewed_by` and
+	// `reviewed_at` record who cancelled it. The flag is untouched.
 	//
 	// Corresponds with DELETE /api/environments/{env_id}/change-requests/{id} (the `CancelChangeRequest` operationId).
 	CancelChangeRequest(ctx context.Context, envId EnvId, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ApproveChangeRequest Approve a change request and apply its patch to the flag's current state
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The requester can never approve their own
+	// request (403). Applies the stored merge patch to the flag's current state (not a
+	// snapshot taken when it was opened), in one transaction: version + 1, an audit entry
+	// `update` with `metadata.source` `change_request`, an UPSERT on the environment's
+	// streams, the notifications `change_request.approved` and `flag.updated`. A request that
+	// is not pending (also when another reviewer approved it at the same moment): 409. A patch
+	// that no longer validates against the current flag: 422, and the request stays pending.
+	//
 	// Corresponds with POST /api/environments/{env_id}/change-requests/{id}/approve (the `ApproveChangeRequest` operationId).
 	ApproveChangeRequest(ctx context.Context, envId EnvId, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RejectChangeRequestWithBody Reject a change request
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The requester may reject their own request.
+	// Stores the optional `reason` (an empty one counts as none) and
+	// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+	// `change_request.rejected`. A request that is not pending: 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1332,6 +1858,12 @@ type ClientInterface interface {
 
 	// RejectChangeRequest Reject a change request
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The requester may reject their own request.
+	// Stores the optional `reason` (an empty one counts as none) and
+	// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+	// `change_request.rejected`. A request that is not pending: 409.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/environments/{env_id}/change-requests/{id}/reject (the `RejectChangeRequest` operationId).
@@ -1339,7 +1871,14 @@ type ClientInterface interface {
 
 	// IngestEventsWithBody Report a batch of goal events (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+	// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+	// time, and a later time is set to it, so a conversion never sorts before its exposure.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1348,7 +1887,14 @@ type ClientInterface interface {
 
 	// IngestEvents Report a batch of goal events (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+	// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+	// time, and a later time is set to it, so a conversion never sorts before its exposure.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1357,15 +1903,28 @@ type ClientInterface interface {
 
 	// ListEventKeys Summary of the goal event keys seen
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. One entry per goal event key seen, ordered by key: `total`, `unique_users`
+	// and `last_seen`.
+	//
 	// Corresponds with GET /api/environments/{env_id}/events/keys (the `ListEventKeys` operationId).
 	ListEventKeys(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListExperiments List experiments
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Newest first.
+	//
 	// Corresponds with GET /api/environments/{env_id}/experiments (the `ListExperiments` operationId).
 	ListExperiments(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateExperimentWithBody Create an experiment (starts running)
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+	// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+	// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+	// name an existing flag yet.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1374,6 +1933,12 @@ type ClientInterface interface {
 
 	// CreateExperiment Create an experiment (starts running)
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+	// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+	// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+	// name an existing flag yet.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/environments/{env_id}/experiments (the `CreateExperiment` operationId).
@@ -1381,15 +1946,28 @@ type ClientInterface interface {
 
 	// DeleteExperiment Delete an experiment
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The experiment's impressions and goal events
+	// are kept.
+	//
 	// Corresponds with DELETE /api/environments/{env_id}/experiments/{key} (the `DeleteExperiment` operationId).
 	DeleteExperiment(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetExperiment Get an experiment
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The experiment's definition; its numbers are under `/results`.
+	//
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key} (the `GetExperiment` operationId).
 	GetExperiment(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchExperimentWithBody Update an experiment
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+	// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+	// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+	// status or an invalid key: 422.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1398,6 +1976,12 @@ type ClientInterface interface {
 
 	// PatchExperiment Update an experiment
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+	// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+	// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+	// status or an invalid key: 422.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /api/environments/{env_id}/experiments/{key} (the `PatchExperiment` operationId).
@@ -1405,17 +1989,36 @@ type ClientInterface interface {
 
 	// GetExperimentResults Results of an experiment
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. A user enters at their first exposure to the flag and stays in the variant
+	// seen then; anonymous evaluations are excluded. A user converts with a goal event of
+	// `goal_event_key` at or after that first exposure. The control is `control_variant` when
+	// it appears in the data, else the most-exposed variant; variants are listed control
+	// first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
+	// null for the control and when undefined; `significant` means `p_value` < 0.05.
+	//
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 	GetExperimentResults(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListFlags List the flags of an environment
 	//
-	// Segment references are left unexpanded.
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Flags as stored, ordered by key, with segment references unexpanded (SDKs
+	// receive them expanded from `/stream` and `/flags/snapshot`). `archived` filters.
 	//
 	// Corresponds with GET /api/environments/{env_id}/flags (the `ListFlags` operationId).
 	ListFlags(ctx context.Context, envId EnvId, params *ListFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutFlagWithBody Create a flag, or replace it entirely when the key exists
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+	// an existing flag of that key (fields left out take their defaults). Replacing while the
+	// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+	// answers 422 with one `details` entry per field path (`rules.0.operator`,
+	// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+	// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+	// UPSERT on the environment's streams, the notification `flag.created`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1424,6 +2027,15 @@ type ClientInterface interface {
 
 	// PutFlag Create a flag, or replace it entirely when the key exists
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+	// an existing flag of that key (fields left out take their defaults). Replacing while the
+	// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+	// answers 422 with one `details` entry per field path (`rules.0.operator`,
+	// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+	// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+	// UPSERT on the environment's streams, the notification `flag.created`.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/environments/{env_id}/flags (the `PutFlag` operationId).
@@ -1431,19 +2043,34 @@ type ClientInterface interface {
 
 	// DeleteFlag Delete a flag
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Side effects: an audit entry (`delete`), a
+	// DELETE update on the environment's streams, the notification `flag.deleted`. 409 while
+	// the environment requires approval.
+	//
 	// Corresponds with DELETE /api/environments/{env_id}/flags/{key} (the `DeleteFlag` operationId).
 	DeleteFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetFlag Get a flag
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The flag as stored, with segment references unexpanded.
 	//
 	// Corresponds with GET /api/environments/{env_id}/flags/{key} (the `GetFlag` operationId).
 	GetFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchFlagWithBody Apply a JSON merge patch (RFC 7396) to a flag
 	//
-	// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-	// When the environment requires approval the patch is validated and queued as a change
-	// request (202) and the flag is left unchanged.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+	// clears a nullable field or restores a field's default. The key is immutable (422). The
+	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+	// notification `flag.updated`.
+	//
+	// When the environment requires approval the patch is validated against the current flag
+	// and queued as a change request instead (202 with the change request, notification
+	// `change_request.opened`); the flag is left unchanged until someone else approves it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1452,9 +2079,16 @@ type ClientInterface interface {
 
 	// PatchFlag Apply a JSON merge patch (RFC 7396) to a flag
 	//
-	// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-	// When the environment requires approval the patch is validated and queued as a change
-	// request (202) and the flag is left unchanged.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+	// clears a nullable field or restores a field's default. The key is immutable (422). The
+	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+	// notification `flag.updated`.
+	//
+	// When the environment requires approval the patch is validated against the current flag
+	// and queued as a change request instead (202 with the change request, notification
+	// `change_request.opened`); the flag is left unchanged until someone else approves it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1463,9 +2097,16 @@ type ClientInterface interface {
 
 	// PatchFlagWithApplicationMergePatchPlusJSONBody Apply a JSON merge patch (RFC 7396) to a flag
 	//
-	// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-	// When the environment requires approval the patch is validated and queued as a change
-	// request (202) and the flag is left unchanged.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+	// clears a nullable field or restores a field's default. The key is immutable (422). The
+	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+	// notification `flag.updated`.
+	//
+	// When the environment requires approval the patch is validated against the current flag
+	// and queued as a change request instead (202 with the change request, notification
+	// `change_request.opened`); the flag is left unchanged until someone else approves it.
 	//
 	// Takes a body of the `application/merge-patch+json` content type.
 	//
@@ -1474,14 +2115,28 @@ type ClientInterface interface {
 
 	// ArchiveFlag Archive a flag (sets archived_at)
 	//
-	// Archived flags stay in the stream and evaluate normally.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Sets `archived_at`. Archived flags stay in
+	// the stream and evaluate normally, so this is allowed while the environment requires
+	// approval. Side effects: version + 1, an audit entry (`archive`), an UPSERT on the
+	// environment's streams, the notification `flag.updated`. Archiving an archived flag
+	// changes nothing.
 	//
 	// Corresponds with POST /api/environments/{env_id}/flags/{key}/archive (the `ArchiveFlag` operationId).
 	ArchiveFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PromoteFlagWithBody Copy a flag's configuration into another environment
 	//
-	// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+	// Needs read access to the flag's environment and write access (editor or admin) to the
+	// target, which may belong to another project; client keys get 403, and server SDK keys,
+	// which reach only their own environment, cannot promote. Copies the flag's configuration
+	// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+	// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+	// an address); one they may only read, 403; the flag's own environment, 422; a target that
+	// requires approval, 409. Rules that reference a segment need a segment of that key in the
+	// target (422 naming the rule). The target gets an audit entry `promote`
+	// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+	// `flag.promoted`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1490,7 +2145,16 @@ type ClientInterface interface {
 
 	// PromoteFlag Copy a flag's configuration into another environment
 	//
-	// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+	// Needs read access to the flag's environment and write access (editor or admin) to the
+	// target, which may belong to another project; client keys get 403, and server SDK keys,
+	// which reach only their own environment, cannot promote. Copies the flag's configuration
+	// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+	// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+	// an address); one they may only read, 403; the flag's own environment, 422; a target that
+	// requires approval, 409. Rules that reference a segment need a segment of that key in the
+	// target (422 naming the rule). The target gets an audit entry `promote`
+	// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+	// `flag.promoted`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1499,12 +2163,23 @@ type ClientInterface interface {
 
 	// ListFlagScheduledChanges List the scheduled changes of one flag
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The flag's scheduled changes ordered by `scheduled_at`; executed ones stay
+	// listed with `executed_at` set, and failed attempts show in `attempts` and `last_error`.
+	//
 	// Corresponds with GET /api/environments/{env_id}/flags/{key}/scheduled-changes (the `ListFlagScheduledChanges` operationId).
 	ListFlagScheduledChanges(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateScheduledChangeWithBody Schedule a merge patch for a flag
 	//
-	// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+	// against the current flag now (422 with `details` naming the flag field when it would not
+	// apply). At `scheduled_at` the background runner applies it to the flag as it then
+	// stands, through the same path as a PATCH: version + 1, an audit entry with
+	// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+	// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+	// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1513,7 +2188,14 @@ type ClientInterface interface {
 
 	// CreateScheduledChange Schedule a merge patch for a flag
 	//
-	// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+	// against the current flag now (422 with `details` naming the flag field when it would not
+	// apply). At `scheduled_at` the background runner applies it to the flag as it then
+	// stands, through the same path as a PATCH: version + 1, an audit entry with
+	// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+	// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+	// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1522,17 +2204,37 @@ type ClientInterface interface {
 
 	// UnarchiveFlag Unarchive a flag (clears archived_at)
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Clears `archived_at`; allowed while the
+	// environment requires approval. Side effects: version + 1, an audit entry (`unarchive`),
+	// an UPSERT on the environment's streams, the notification `flag.updated`. Unarchiving an
+	// active flag changes nothing.
+	//
 	// Corresponds with POST /api/environments/{env_id}/flags/{key}/unarchive (the `UnarchiveFlag` operationId).
 	UnarchiveFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListImpressions List impressions
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Newest first (by id). `flag_key`, `user_id` and `value` are exact filters.
+	// `limit` is clamped to 1 to 200 (default 50) and `offset` pages; `since_id` returns only
+	// rows with a greater id, for a live tail, and then `offset` is ignored. `total` counts
+	// the rows matching the filters, ignoring `since_id`.
 	//
 	// Corresponds with GET /api/environments/{env_id}/impressions (the `ListImpressions` operationId).
 	ListImpressions(ctx context.Context, envId EnvId, params *ListImpressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// IngestImpressionsWithBody Report a batch of impressions (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+	// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+	// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+	// experiment results) include the batch.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1541,7 +2243,15 @@ type ClientInterface interface {
 
 	// IngestImpressions Report a batch of impressions (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+	// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+	// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+	// experiment results) include the batch.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1550,20 +2260,41 @@ type ClientInterface interface {
 
 	// GetExposure Exposure breakdown of one flag
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. `flag_key` is required (missing, or over 100 characters: 422). Totals and
+	// per-value counts cover every retained impression of the flag; `timeline` lists, per
+	// value, the UTC days with impressions among the last `days` (clamped to 1 to 90, default
+	// 14, today included).
+	//
 	// Corresponds with GET /api/environments/{env_id}/impressions/exposure (the `GetExposure` operationId).
 	GetExposure(ctx context.Context, envId EnvId, params *GetExposureParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetImpressionStats Per-flag impression statistics
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. One entry per flag key that has impressions, ordered by key: `total`,
+	// `true_count`, `false_count`, `unique_users` (distinct non-null `user_id`s) and
+	// `last_seen`.
 	//
 	// Corresponds with GET /api/environments/{env_id}/impressions/stats (the `GetImpressionStats` operationId).
 	GetImpressionStats(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListIntegrations List chat integrations (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. Newest first. The webhook URL is a credential and is never
+	// returned: `webhook_url_preview` shows `…` and its last 4 characters.
+	//
 	// Corresponds with GET /api/environments/{env_id}/integrations (the `ListIntegrations` operationId).
 	ListIntegrations(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateIntegrationWithBody Connect a chat integration (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+	// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+	// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+	// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+	// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1572,6 +2303,12 @@ type ClientInterface interface {
 
 	// CreateIntegration Connect a chat integration (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+	// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+	// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+	// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+	// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/environments/{env_id}/integrations (the `CreateIntegration` operationId).
@@ -1579,10 +2316,17 @@ type ClientInterface interface {
 
 	// DeleteIntegration Disconnect a chat integration (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Stops its
+	// alerts and drops its undelivered notifications. Unknown id: 404.
+	//
 	// Corresponds with DELETE /api/environments/{env_id}/integrations/{id} (the `DeleteIntegration` operationId).
 	DeleteIntegration(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchIntegrationWithBody Update a chat integration (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+	// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+	// create rules (422). Unknown id: 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1591,6 +2335,10 @@ type ClientInterface interface {
 
 	// PatchIntegration Update a chat integration (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+	// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+	// create rules (422). Unknown id: 404.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /api/environments/{env_id}/integrations/{id} (the `PatchIntegration` operationId).
@@ -1598,32 +2346,58 @@ type ClientInterface interface {
 
 	// ListIntegrationDeliveries Recent delivery attempts of a chat integration (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. One row per attempt: the event, the status code, the start of the
+	// answer's body or the transport error. Newest first; the latest 200 per integration are
+	// kept. Unknown id: 404.
+	//
 	// Corresponds with GET /api/environments/{env_id}/integrations/{id}/deliveries (the `ListIntegrationDeliveries` operationId).
 	ListIntegrationDeliveries(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TestIntegration Send the sample event `test` through the real delivery path (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Sends the
+	// event `test` once, synchronously, through the real rendering, HTTP client and delivery
+	// log, even to a disabled integration, and answers 200 with the delivery row whatever the
+	// provider answered: read its `status_code` and `error`. Unknown id: 404.
 	//
 	// Corresponds with POST /api/environments/{env_id}/integrations/{id}/test (the `TestIntegration` operationId).
 	TestIntegration(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListScheduledChanges List the scheduled changes of an environment
 	//
-	// Executed changes stay listed, with executed_at set.
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Every flag's scheduled changes, ordered by `scheduled_at`. Executed
+	// changes stay listed, with `executed_at` set.
 	//
 	// Corresponds with GET /api/environments/{env_id}/scheduled-changes (the `ListScheduledChanges` operationId).
 	ListScheduledChanges(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteScheduledChange Delete a pending scheduled change
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Removes a pending change. One that was
+	// already executed, or an unknown id, answers 404.
+	//
 	// Corresponds with DELETE /api/environments/{env_id}/scheduled-changes/{id} (the `DeleteScheduledChange` operationId).
 	DeleteScheduledChange(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSegments List segments
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The environment's segments, ordered by key.
+	//
 	// Corresponds with GET /api/environments/{env_id}/segments (the `ListSegments` operationId).
 	ListSegments(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSegmentWithBody Create a segment
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+	// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+	// take the flag rule format, but cannot reference another segment or carry `variants` or
+	// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+	// add no audit entry and send no notification.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1632,6 +2406,13 @@ type ClientInterface interface {
 
 	// CreateSegment Create a segment
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+	// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+	// take the flag rule format, but cannot reference another segment or carry `variants` or
+	// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+	// add no audit entry and send no notification.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/environments/{env_id}/segments (the `CreateSegment` operationId).
@@ -1639,19 +2420,29 @@ type ClientInterface interface {
 
 	// DeleteSegment Delete a segment
 	//
-	// Every flag that referenced it is re-broadcast without the segment's rules.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Every flag that referenced the segment gets
+	// a new version and is re-broadcast (UPSERT) without the segment's rules. 409 while the
+	// environment requires approval.
 	//
 	// Corresponds with DELETE /api/environments/{env_id}/segments/{key} (the `DeleteSegment` operationId).
 	DeleteSegment(ctx context.Context, envId EnvId, key SegmentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSegment Get a segment
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The segment with its rules.
+	//
 	// Corresponds with GET /api/environments/{env_id}/segments/{key} (the `GetSegment` operationId).
 	GetSegment(ctx context.Context, envId EnvId, key SegmentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchSegmentWithBody Update a segment's name, description or rules
 	//
-	// Every flag that references the segment is re-broadcast to stream clients.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+	// clears it) and `rules`. Every flag that references the segment gets a new version and is
+	// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+	// approval.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1660,7 +2451,11 @@ type ClientInterface interface {
 
 	// PatchSegment Update a segment's name, description or rules
 	//
-	// Every flag that references the segment is re-broadcast to stream clients.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+	// clears it) and `rules`. Every flag that references the segment gets a new version and is
+	// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+	// approval.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1669,10 +2464,22 @@ type ClientInterface interface {
 
 	// ListWebhooks List webhooks (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. Newest first. The secret is never returned; `has_secret` says
+	// whether one is set.
+	//
 	// Corresponds with GET /api/environments/{env_id}/webhooks (the `ListWebhooks` operationId).
 	ListWebhooks(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhookWithBody Create a webhook (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+	// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+	// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+	// `X-Service-Delivery` and, when a `secret` is set,
+	// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+	// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+	// `docs/governance.md`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1681,6 +2488,14 @@ type ClientInterface interface {
 
 	// CreateWebhook Create a webhook (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+	// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+	// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+	// `X-Service-Delivery` and, when a `secret` is set,
+	// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+	// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+	// `docs/governance.md`.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/environments/{env_id}/webhooks (the `CreateWebhook` operationId).
@@ -1688,10 +2503,18 @@ type ClientInterface interface {
 
 	// DeleteWebhook Delete a webhook (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Also
+	// deletes its delivery log and its undelivered notifications. Unknown id: 404.
+	//
 	// Corresponds with DELETE /api/environments/{env_id}/webhooks/{id} (the `DeleteWebhook` operationId).
 	DeleteWebhook(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PatchWebhookWithBody Update a webhook (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+	// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+	// disabled webhook receives nothing, notifications queued before it was disabled included.
+	// Unknown id: 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1700,6 +2523,11 @@ type ClientInterface interface {
 
 	// PatchWebhook Update a webhook (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+	// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+	// disabled webhook receives nothing, notifications queued before it was disabled included.
+	// Unknown id: 404.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /api/environments/{env_id}/webhooks/{id} (the `PatchWebhook` operationId).
@@ -1707,24 +2535,40 @@ type ClientInterface interface {
 
 	// ListWebhookDeliveries Delivery log of a webhook (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. One row per attempt, retries included: the status code and the
+	// start of the answer's body, or the transport error when no answer came. Newest first, at
+	// most 100. Unknown webhook: 404.
+	//
 	// Corresponds with GET /api/environments/{env_id}/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIDocument This document, as JSON
+	//
+	// No credential. The document the server was built from (its handlers, request validation
+	// and clients are generated from it), as JSON. `info.version` follows the product version.
 	//
 	// Corresponds with GET /api/openapi.json (the `GetOpenAPIDocument` operationId).
 	GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListProjects List projects
 	//
-	// All projects for workspace admins, otherwise only the caller's member projects.
+	// A user's session or personal access token; SDK keys get 403. Workspace admins see every
+	// project, everyone else the projects they are members of, newest first. Each project
+	// carries its environments (default first, with `require_approval`), so members who are
+	// not project admins can find the environments whose flags they may read.
 	//
 	// Corresponds with GET /api/projects (the `ListProjects` operationId).
 	ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateProjectWithBody Create a project (workspace admin)
 	//
-	// Seeds Production, Staging and Development (the default) and one Production SDK key.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+	// environments Production, Staging and Development (the default) and one server SDK key
+	// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+	// derived from the name (ASCII letters and digits, lowercased; every other run of
+	// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+	// slug 422.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1733,7 +2577,12 @@ type ClientInterface interface {
 
 	// CreateProject Create a project (workspace admin)
 	//
-	// Seeds Production, Staging and Development (the default) and one Production SDK key.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+	// environments Production, Staging and Development (the default) and one server SDK key
+	// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+	// derived from the name (ASCII letters and digits, lowercased; every other run of
+	// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+	// slug 422.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1742,12 +2591,20 @@ type ClientInterface interface {
 
 	// DeleteProject Delete a project (workspace admin)
 	//
-	// Cascades to its environments, flags, SDK keys and impressions. The last project cannot be deleted (422).
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+	// before any lookup, even for an unknown id. Cascades to everything in the project:
+	// environments, flags, segments, SDK keys, impressions and events. Its SDK keys stop
+	// working at once on every instance and every stream they or the project's members hold
+	// ends. The last project cannot be deleted (422).
 	//
 	// Corresponds with DELETE /api/projects/{project_id} (the `DeleteProject` operationId).
 	DeleteProject(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RenameProjectWithBody Rename a project (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+	// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+	// from the new name; 409 when another project has it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1756,6 +2613,10 @@ type ClientInterface interface {
 
 	// RenameProject Rename a project (workspace admin)
 	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+	// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+	// from the new name; 409 when another project has it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /api/projects/{project_id} (the `RenameProject` operationId).
@@ -1763,10 +2624,21 @@ type ClientInterface interface {
 
 	// ListEnvironments List environments (project admin)
 	//
+	// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+	// is not a member of answers 404. The project's environments with their settings
+	// (`is_default`, `require_approval`), newest first. Other members find the environments
+	// they may read in `GET /api/projects`.
+	//
 	// Corresponds with GET /api/projects/{project_id}/environments (the `ListEnvironments` operationId).
 	ListEnvironments(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateEnvironmentWithBody Create an environment (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+	// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+	// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+	// default nor requiring approval, with no flags and no SDK key.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1775,6 +2647,12 @@ type ClientInterface interface {
 
 	// CreateEnvironment Create an environment (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+	// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+	// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+	// default nor requiring approval, with no flags and no SDK key.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/projects/{project_id}/environments (the `CreateEnvironment` operationId).
@@ -1782,12 +2660,21 @@ type ClientInterface interface {
 
 	// DeleteEnvironment Delete an environment (project admin)
 	//
-	// The default environment and the last environment of a project cannot be deleted (422).
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Cascades to everything in it: flags, segments, SDK keys (which stop working at once
+	// on every instance, their streams ending), impressions, events, experiments, scheduled
+	// changes, change requests, webhooks and chat integrations. 422 for the default
+	// environment, the project's last environment, or one holding every server SDK key of the
+	// project (create a key in another environment first).
 	//
 	// Corresponds with DELETE /api/projects/{project_id}/environments/{env_id} (the `DeleteEnvironment` operationId).
 	DeleteEnvironment(ctx context.Context, projectId ProjectId, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateEnvironmentWithBody Rename or recolour an environment (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+	// environment of another project: 404.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1796,6 +2683,10 @@ type ClientInterface interface {
 
 	// UpdateEnvironment Rename or recolour an environment (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+	// environment of another project: 404.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /api/projects/{project_id}/environments/{env_id} (the `UpdateEnvironment` operationId).
@@ -1803,10 +2694,20 @@ type ClientInterface interface {
 
 	// SetDefaultEnvironment Make this the project's default environment (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. The previous default loses the mark in the same transaction, so a project always
+	// has exactly one default. Calling it for the current default changes nothing.
+	//
 	// Corresponds with POST /api/projects/{project_id}/environments/{env_id}/default (the `SetDefaultEnvironment` operationId).
 	SetDefaultEnvironment(ctx context.Context, projectId ProjectId, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetRequireApprovalWithBody Turn the approval requirement on or off (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+	// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+	// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+	// until it is turned off. Pending change requests stay pending either way.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1815,6 +2716,12 @@ type ClientInterface interface {
 
 	// SetRequireApproval Turn the approval requirement on or off (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+	// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+	// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+	// until it is turned off. Pending change requests stay pending either way.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/projects/{project_id}/environments/{env_id}/require-approval (the `SetRequireApproval` operationId).
@@ -1822,17 +2729,32 @@ type ClientInterface interface {
 
 	// DiffFlags Compare the flags of two environments
 	//
-	// Both environments must belong to the project. Every flag field is compared except environment_id, version, created_at and updated_at.
+	// Any project member; SDK keys get 403, and a project the caller is not a member of
+	// answers 404. `from` and `to` must be environments of this project (404 otherwise). Each
+	// key present in either is `only_in_from`, `only_in_to`, `same`, or `different` with the
+	// `changed_fields`; every flag field is compared except `environment_id`, `version`,
+	// `created_at` and `updated_at`.
 	//
 	// Corresponds with GET /api/projects/{project_id}/flags/diff (the `DiffFlags` operationId).
 	DiffFlags(ctx context.Context, projectId ProjectId, params *DiffFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSdkKeys List SDK keys (project admin)
 	//
+	// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+	// is not a member of answers 404. Keys of both kinds, `server` and `client`, newest first,
+	// with their `prefix` (the first 12 characters) but never the full value.
+	//
 	// Corresponds with GET /api/projects/{project_id}/keys (the `ListSdkKeys` operationId).
 	ListSdkKeys(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSdkKeyWithBody Create an SDK key (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+	// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+	// may only evaluate `client_side` flags through OFREP and report impressions and events).
+	// Any other value, other spellings included: 422. `environment_id` must be an environment
+	// of this project (422 naming it otherwise). The full key is in this response only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1841,6 +2763,13 @@ type ClientInterface interface {
 
 	// CreateSdkKey Create an SDK key (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+	// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+	// may only evaluate `client_side` flags through OFREP and report impressions and events).
+	// Any other value, other spellings included: 422. `environment_id` must be an environment
+	// of this project (422 naming it otherwise). The full key is in this response only.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/projects/{project_id}/keys (the `CreateSdkKey` operationId).
@@ -1848,17 +2777,29 @@ type ClientInterface interface {
 
 	// RevokeSdkKey Revoke an SDK key (project admin)
 	//
-	// Revocation is immediate on every instance. The last key of a project cannot be revoked (422).
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. The key answers 401 from its next request on, on every instance, and every stream
+	// it holds (`/stream`, OFREP event streams) ends. The project's last server key cannot be
+	// revoked (422); client keys always can. A key of another project: 404.
 	//
 	// Corresponds with DELETE /api/projects/{project_id}/keys/{id} (the `RevokeSdkKey` operationId).
 	RevokeSdkKey(ctx context.Context, projectId ProjectId, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMembers List project members (project admin)
 	//
+	// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+	// is not a member of answers 404. Each member with the user's name, email and role in this
+	// project, newest first.
+	//
 	// Corresponds with GET /api/projects/{project_id}/members (the `ListMembers` operationId).
 	ListMembers(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AddMemberWithBody Add a member (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+	// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+	// already a member: 409; another role: 422.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1867,6 +2808,11 @@ type ClientInterface interface {
 
 	// AddMember Add a member (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+	// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+	// already a member: 409; another role: 422.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/projects/{project_id}/members (the `AddMember` operationId).
@@ -1874,10 +2820,19 @@ type ClientInterface interface {
 
 	// RemoveMember Remove a member (project admin); the account is kept
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. The user loses the project at once: it answers 404 to their next request and their
+	// open streams end. The account and its other memberships are kept. Not a member: 404.
+	//
 	// Corresponds with DELETE /api/projects/{project_id}/members/{user_id} (the `RemoveMember` operationId).
 	RemoveMember(ctx context.Context, projectId ProjectId, userId UserIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateMemberWithBody Change a member's role (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes the member's role in this project only; it applies from their next request
+	// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+	// admin" rule, as workspace admins can always recover a project.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1886,6 +2841,11 @@ type ClientInterface interface {
 
 	// UpdateMember Change a member's role (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes the member's role in this project only; it applies from their next request
+	// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+	// admin" rule, as workspace admins can always recover a project.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /api/projects/{project_id}/members/{user_id} (the `UpdateMember` operationId).
@@ -1893,12 +2853,21 @@ type ClientInterface interface {
 
 	// ListTokens The caller's personal access tokens
 	//
+	// A user's session or personal access token; SDK keys get 403. Only the caller's own
+	// tokens (nobody, not even a workspace admin, sees another user's), newest first, with
+	// `prefix`, `scope`, `expires_at` and `last_used_at` (recorded at most once a minute),
+	// never the full value.
+	//
 	// Corresponds with GET /api/tokens (the `ListTokens` operationId).
 	ListTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTokenWithBody Create a personal access token
 	//
-	// A read_only-scoped caller cannot create a read_write token (403).
+	// A user's session or personal access token; SDK keys get 403. The token acts as the
+	// caller with their current roles; `read_only` caps it to reads. A caller using a
+	// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+	// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+	// in this response only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1907,7 +2876,11 @@ type ClientInterface interface {
 
 	// CreateToken Create a personal access token
 	//
-	// A read_only-scoped caller cannot create a read_write token (403).
+	// A user's session or personal access token; SDK keys get 403. The token acts as the
+	// caller with their current roles; `read_only` caps it to reads. A caller using a
+	// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+	// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+	// in this response only.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1916,15 +2889,27 @@ type ClientInterface interface {
 
 	// DeleteToken Revoke one of the caller's tokens
 	//
+	// A user's session or personal access token; SDK keys get 403. A `read_only` token may not
+	// delete tokens (403). Another user's token, or an unknown id: 404. The token answers 401
+	// from its next request on, and its open streams end.
+	//
 	// Corresponds with DELETE /api/tokens/{id} (the `DeleteToken` operationId).
 	DeleteToken(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUsers List workspace users (workspace admin)
 	//
+	// Workspace admins (`read_only` tokens included); everyone else and SDK keys get 403.
+	// Newest first, with each user's workspace role; password hashes are never returned.
+	//
 	// Corresponds with GET /api/users (the `ListUsers` operationId).
 	ListUsers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateUserWithBody Create a workspace user (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+	// `role` counts only as admin or not: access to projects comes from memberships
+	// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+	// case (409); the password needs at least 8 characters (422).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1933,6 +2918,11 @@ type ClientInterface interface {
 
 	// CreateUser Create a workspace user (workspace admin)
 	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+	// `role` counts only as admin or not: access to projects comes from memberships
+	// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+	// case (409); the password needs at least 8 characters (422).
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/users (the `CreateUser` operationId).
@@ -1940,14 +2930,19 @@ type ClientInterface interface {
 
 	// DeleteUser Delete a user (workspace admin)
 	//
-	// Cascades to the user's sessions and tokens. Deleting yourself or the last admin answers 422.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
+	// the user's sessions, tokens and memberships: every credential of theirs stops working at
+	// once and their open streams end. Deleting yourself or the last admin answers 422.
 	//
 	// Corresponds with DELETE /api/users/{id} (the `DeleteUser` operationId).
 	DeleteUser(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateUserWithBody Change a user's name or workspace role (workspace admin)
 	//
-	// An extension of the specification. Demoting the last admin answers 422.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+	// of the specification: changes `name` and the workspace `role`. A new role applies from
+	// the user's next request on, and their open streams end. Demoting the last admin answers
+	// 422; an admin may demote themselves otherwise.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1956,7 +2951,10 @@ type ClientInterface interface {
 
 	// UpdateUser Change a user's name or workspace role (workspace admin)
 	//
-	// An extension of the specification. Demoting the last admin answers 422.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+	// of the specification: changes `name` and the workspace `role`. A new role applies from
+	// the user's next request on, and their open streams end. Demoting the last admin answers
+	// 422; an admin may demote themselves otherwise.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1965,13 +2963,21 @@ type ClientInterface interface {
 
 	// GetFlagsSnapshot All segment-expanded flags of the SDK key's environment
 	//
-	// The same flags as a stream bootstrap, for clients that cannot hold a stream. Supports
-	// `ETag` / `If-None-Match` (304). Session-cookie authentication is not supported (400).
+	// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
+	// access token answers 400, a client key 403. The same flags as a stream bootstrap, for
+	// clients that cannot hold a stream. Supports `ETag` / `If-None-Match` (304). With
+	// `Accept-Encoding: gzip` the body is gzip-compressed and carries the weak form of the
+	// same tag; either form revalidates.
 	//
 	// Corresponds with GET /flags/snapshot (the `GetFlagsSnapshot` operationId).
 	GetFlagsSnapshot(ctx context.Context, params *GetFlagsSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetHealth Liveness check
+	// GetHealth Health check
+	//
+	// 200 `OK` while the server can reach its database; 503 while it cannot, the same
+	// answer (with `Retry-After`) that any other route gives during a database outage.
+	// The database is pinged at most once a second, with a 2-second timeout, however
+	// often this is probed.
 	//
 	// Corresponds with GET /health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1985,22 +2991,110 @@ type ClientInterface interface {
 	// Corresponds with GET /metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OfrepConfiguration What Switchyard supports (OFREP provider configuration)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. What OFREP providers ask first: the name, polling
+	// support with its minimum interval, and the supported flag types (`boolean`, `string`,
+	// `int`, `float`, `object`).
+	//
+	// Corresponds with GET /ofrep/v1/configuration (the `OfrepConfiguration` operationId).
+	OfrepConfiguration(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OfrepEvaluateFlagsWithBody Evaluate every flag the key may see (OFREP bulk)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Every flag of the key's environment that the key may
+	// see (client keys: `client_side` flags only), archived ones included, with a strong
+	// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+	// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+	// the change-notification stream. Records no impression.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+	OfrepEvaluateFlagsWithBody(ctx context.Context, params *OfrepEvaluateFlagsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OfrepEvaluateFlags Evaluate every flag the key may see (OFREP bulk)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Every flag of the key's environment that the key may
+	// see (client keys: `client_side` flags only), archived ones included, with a strong
+	// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+	// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+	// the change-notification stream. Records no impression.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+	OfrepEvaluateFlags(ctx context.Context, params *OfrepEvaluateFlagsParams, body OfrepEvaluateFlagsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OfrepEvaluateFlagWithBody Evaluate one flag (OFREP)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Evaluates one flag for the context with the same
+	// evaluator as the Go SDK, from memory (no database access). A client key sees only
+	// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+	// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+	// Browsers may call it from any origin (CORS).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+	OfrepEvaluateFlagWithBody(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OfrepEvaluateFlag Evaluate one flag (OFREP)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Evaluates one flag for the context with the same
+	// evaluator as the Go SDK, from memory (no database access). A client key sees only
+	// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+	// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+	// Browsers may call it from any origin (CORS).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+	OfrepEvaluateFlag(ctx context.Context, key string, body OfrepEvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OfrepEvents Change notifications of a key's environment (OFREP event stream)
+	//
+	// No other credential: the URL comes from a bulk answer's `eventStreams`, and its `token`
+	// names the key without carrying it. The token stops working when the key is revoked (401;
+	// open streams end). After each change of the environment's flags: an unnamed event whose
+	// data is `{"type": "refetchEvaluation", "etag": "…"}` (bursts coalesce); a `: keep-alive`
+	// comment every 15 seconds; no flag data.
+	//
+	// Corresponds with GET /ofrep/v1/events (the `OfrepEvents` operationId).
+	OfrepEvents(ctx context.Context, params *OfrepEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Stream Server-Sent Events stream of flag changes
 	//
-	// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one `update`
-	// (UPSERT) per current flag, `ready` (a JSON string holding the number of flags sent), then
-	// live `update` events and a `: keep-alive` comment every 15 seconds. Each `data:` line holds
-	// one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+	// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one
+	// `update` (UPSERT) per current flag, `ready` (a JSON string holding the number of flags
+	// sent), then live `update` events and a `: keep-alive` comment every 15 seconds. Each
+	// `data:` line holds one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+	// Flags arrive segment-expanded.
 	//
-	// An SDK key (header, or the `sdk_key` query for clients that cannot set headers) streams its
-	// environment. A session cookie or personal access token streams every environment the user
-	// can read, optionally narrowed by `environment_id`; `connected.environment_id` is then null.
+	// A server SDK key (header, or the `sdk_key` query for clients that cannot set headers)
+	// streams its environment. A session cookie or personal access token streams every
+	// environment the user can read, optionally narrowed by `environment_id` (404 for one they
+	// cannot see); `connected.environment_id` is then null. Client keys get 403. When the
+	// credential ends (revoked, logged out, user deleted) the stream ends; clients reconnect
+	// and rebuild from the replay.
 	//
 	// Corresponds with GET /stream (the `Stream` operationId).
 	Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // LoginWithBody Log in with email and password
+//
+// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+// Failures are counted per address, whether or not an account exists, so answers never
+// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+// minutes, and every attempt during the lock, even with the right password, answers 429
+// with `retry_after_seconds`. A success resets the count.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2019,6 +3113,13 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 
 // Login Log in with email and password
 //
+// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+// Failures are counted per address, whether or not an account exists, so answers never
+// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+// minutes, and every attempt during the lock, even with the right password, answers 429
+// with `retry_after_seconds`. A success resets the count.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/auth/login (the `Login` operationId).
@@ -2036,6 +3137,12 @@ func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditor
 
 // Logout End the session
 //
+// A user's session or personal access token; SDK keys get 403. With the session cookie
+// (and `X-Service-Request: true`), deletes the session on the server, so a copied cookie
+// stops working everywhere at once, ends that session's open streams, and clears the
+// cookie. With a personal access token it changes nothing: revoke the token with
+// `DELETE /api/tokens/{id}`.
+//
 // Corresponds with POST /api/auth/logout (the `Logout` operationId).
 func (c *Client) Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLogoutRequest(c.Server)
@@ -2050,6 +3157,10 @@ func (c *Client) Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 }
 
 // GetCurrentUser The logged-in user
+//
+// A user's session or personal access token; SDK keys get 403. The caller in the login
+// response's shape: id, email, name, workspace role, the workspace's name and whether
+// setup is complete. 401 without a valid session or token.
 //
 // Corresponds with GET /api/auth/me (the `GetCurrentUser` operationId).
 func (c *Client) GetCurrentUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2066,7 +3177,10 @@ func (c *Client) GetCurrentUser(ctx context.Context, reqEditors ...RequestEditor
 
 // SetupWorkspaceWithBody Create the first workspace admin (setup wizard)
 //
-// Accepted without authentication only while no user exists; afterwards 409.
+// No credential, and only while no user exists: once one does, 409. Creates the first
+// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+// characters, an empty name or an invalid email: 422.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2085,7 +3199,10 @@ func (c *Client) SetupWorkspaceWithBody(ctx context.Context, contentType string,
 
 // SetupWorkspace Create the first workspace admin (setup wizard)
 //
-// Accepted without authentication only while no user exists; afterwards 409.
+// No credential, and only while no user exists: once one does, 409. Creates the first
+// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+// characters, an empty name or an invalid email: 422.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2104,6 +3221,9 @@ func (c *Client) SetupWorkspace(ctx context.Context, body SetupWorkspaceJSONRequ
 
 // GetWorkspace Workspace name and set-up state
 //
+// No credential: the dashboard reads it before anyone logs in. `is_setup_complete` is
+// false until the first user exists; until then `POST /api/auth/setup` creates that user.
+//
 // Corresponds with GET /api/auth/workspace (the `GetWorkspace` operationId).
 func (c *Client) GetWorkspace(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetWorkspaceRequest(c.Server)
@@ -2118,6 +3238,13 @@ func (c *Client) GetWorkspace(ctx context.Context, reqEditors ...RequestEditorFn
 }
 
 // ListAudit The environment's audit log
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
+// `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
+// `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
+// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
+// `offset` are clamped, never rejected.
 //
 // Corresponds with GET /api/environments/{env_id}/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, envId EnvId, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2134,6 +3261,10 @@ func (c *Client) ListAudit(ctx context.Context, envId EnvId, params *ListAuditPa
 
 // ListChangeRequests List change requests
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Newest first. `status` (`pending`, `approved`, `rejected`, `cancelled`)
+// filters; omitted, every request is listed.
+//
 // Corresponds with GET /api/environments/{env_id}/change-requests (the `ListChangeRequests` operationId).
 func (c *Client) ListChangeRequests(ctx context.Context, envId EnvId, params *ListChangeRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListChangeRequestsRequest(c.Server, envId, params)
@@ -2148,6 +3279,11 @@ func (c *Client) ListChangeRequests(ctx context.Context, envId EnvId, params *Li
 }
 
 // CancelChangeRequest Cancel a pending change request (its requester or a workspace admin)
+//
+// Its requester (the user, or the server SDK key, that opened it) or a workspace admin;
+// `read_only` tokens and client keys get 403. For anyone else, and for a request that is
+// not pending, the answer is 404. The request becomes `cancelled`; `reviewed_by` and
+// `reviewed_at` record who cancelled it. The flag is untouched.
 //
 // Corresponds with DELETE /api/environments/{env_id}/change-requests/{id} (the `CancelChangeRequest` operationId).
 func (c *Client) CancelChangeRequest(ctx context.Context, envId EnvId, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2164,6 +3300,15 @@ func (c *Client) CancelChangeRequest(ctx context.Context, envId EnvId, id Intege
 
 // ApproveChangeRequest Approve a change request and apply its patch to the flag's current state
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The requester can never approve their own
+// request (403). Applies the stored merge patch to the flag's current state (not a
+// snapshot taken when it was opened), in one transaction: version + 1, an audit entry
+// `update` with `metadata.source` `change_request`, an UPSERT on the environment's
+// streams, the notifications `change_request.approved` and `flag.updated`. A request that
+// is not pending (also when another reviewer approved it at the same moment): 409. A patch
+// that no longer validates against the current flag: 422, and the request stays pending.
+//
 // Corresponds with POST /api/environments/{env_id}/change-requests/{id}/approve (the `ApproveChangeRequest` operationId).
 func (c *Client) ApproveChangeRequest(ctx context.Context, envId EnvId, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewApproveChangeRequestRequest(c.Server, envId, id)
@@ -2178,6 +3323,12 @@ func (c *Client) ApproveChangeRequest(ctx context.Context, envId EnvId, id Integ
 }
 
 // RejectChangeRequestWithBody Reject a change request
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The requester may reject their own request.
+// Stores the optional `reason` (an empty one counts as none) and
+// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+// `change_request.rejected`. A request that is not pending: 409.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2196,6 +3347,12 @@ func (c *Client) RejectChangeRequestWithBody(ctx context.Context, envId EnvId, i
 
 // RejectChangeRequest Reject a change request
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The requester may reject their own request.
+// Stores the optional `reason` (an empty one counts as none) and
+// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+// `change_request.rejected`. A request that is not pending: 409.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/environments/{env_id}/change-requests/{id}/reject (the `RejectChangeRequest` operationId).
@@ -2213,7 +3370,14 @@ func (c *Client) RejectChangeRequest(ctx context.Context, envId EnvId, id Intege
 
 // IngestEventsWithBody Report a batch of goal events (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+// time, and a later time is set to it, so a conversion never sorts before its exposure.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2232,7 +3396,14 @@ func (c *Client) IngestEventsWithBody(ctx context.Context, envId EnvId, contentT
 
 // IngestEvents Report a batch of goal events (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+// time, and a later time is set to it, so a conversion never sorts before its exposure.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2251,6 +3422,10 @@ func (c *Client) IngestEvents(ctx context.Context, envId EnvId, body IngestEvent
 
 // ListEventKeys Summary of the goal event keys seen
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. One entry per goal event key seen, ordered by key: `total`, `unique_users`
+// and `last_seen`.
+//
 // Corresponds with GET /api/environments/{env_id}/events/keys (the `ListEventKeys` operationId).
 func (c *Client) ListEventKeys(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventKeysRequest(c.Server, envId)
@@ -2266,6 +3441,9 @@ func (c *Client) ListEventKeys(ctx context.Context, envId EnvId, reqEditors ...R
 
 // ListExperiments List experiments
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Newest first.
+//
 // Corresponds with GET /api/environments/{env_id}/experiments (the `ListExperiments` operationId).
 func (c *Client) ListExperiments(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListExperimentsRequest(c.Server, envId)
@@ -2280,6 +3458,12 @@ func (c *Client) ListExperiments(ctx context.Context, envId EnvId, reqEditors ..
 }
 
 // CreateExperimentWithBody Create an experiment (starts running)
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+// name an existing flag yet.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2298,6 +3482,12 @@ func (c *Client) CreateExperimentWithBody(ctx context.Context, envId EnvId, cont
 
 // CreateExperiment Create an experiment (starts running)
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+// name an existing flag yet.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/environments/{env_id}/experiments (the `CreateExperiment` operationId).
@@ -2315,6 +3505,10 @@ func (c *Client) CreateExperiment(ctx context.Context, envId EnvId, body CreateE
 
 // DeleteExperiment Delete an experiment
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The experiment's impressions and goal events
+// are kept.
+//
 // Corresponds with DELETE /api/environments/{env_id}/experiments/{key} (the `DeleteExperiment` operationId).
 func (c *Client) DeleteExperiment(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteExperimentRequest(c.Server, envId, key)
@@ -2330,6 +3524,9 @@ func (c *Client) DeleteExperiment(ctx context.Context, envId EnvId, key Experime
 
 // GetExperiment Get an experiment
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The experiment's definition; its numbers are under `/results`.
+//
 // Corresponds with GET /api/environments/{env_id}/experiments/{key} (the `GetExperiment` operationId).
 func (c *Client) GetExperiment(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExperimentRequest(c.Server, envId, key)
@@ -2344,6 +3541,12 @@ func (c *Client) GetExperiment(ctx context.Context, envId EnvId, key ExperimentK
 }
 
 // PatchExperimentWithBody Update an experiment
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+// status or an invalid key: 422.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2362,6 +3565,12 @@ func (c *Client) PatchExperimentWithBody(ctx context.Context, envId EnvId, key E
 
 // PatchExperiment Update an experiment
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+// status or an invalid key: 422.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/environments/{env_id}/experiments/{key} (the `PatchExperiment` operationId).
@@ -2379,6 +3588,14 @@ func (c *Client) PatchExperiment(ctx context.Context, envId EnvId, key Experimen
 
 // GetExperimentResults Results of an experiment
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. A user enters at their first exposure to the flag and stays in the variant
+// seen then; anonymous evaluations are excluded. A user converts with a goal event of
+// `goal_event_key` at or after that first exposure. The control is `control_variant` when
+// it appears in the data, else the most-exposed variant; variants are listed control
+// first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
+// null for the control and when undefined; `significant` means `p_value` < 0.05.
+//
 // Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 func (c *Client) GetExperimentResults(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExperimentResultsRequest(c.Server, envId, key)
@@ -2394,7 +3611,9 @@ func (c *Client) GetExperimentResults(ctx context.Context, envId EnvId, key Expe
 
 // ListFlags List the flags of an environment
 //
-// Segment references are left unexpanded.
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Flags as stored, ordered by key, with segment references unexpanded (SDKs
+// receive them expanded from `/stream` and `/flags/snapshot`). `archived` filters.
 //
 // Corresponds with GET /api/environments/{env_id}/flags (the `ListFlags` operationId).
 func (c *Client) ListFlags(ctx context.Context, envId EnvId, params *ListFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2410,6 +3629,15 @@ func (c *Client) ListFlags(ctx context.Context, envId EnvId, params *ListFlagsPa
 }
 
 // PutFlagWithBody Create a flag, or replace it entirely when the key exists
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+// an existing flag of that key (fields left out take their defaults). Replacing while the
+// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+// answers 422 with one `details` entry per field path (`rules.0.operator`,
+// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+// UPSERT on the environment's streams, the notification `flag.created`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2428,6 +3656,15 @@ func (c *Client) PutFlagWithBody(ctx context.Context, envId EnvId, contentType s
 
 // PutFlag Create a flag, or replace it entirely when the key exists
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+// an existing flag of that key (fields left out take their defaults). Replacing while the
+// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+// answers 422 with one `details` entry per field path (`rules.0.operator`,
+// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+// UPSERT on the environment's streams, the notification `flag.created`.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/environments/{env_id}/flags (the `PutFlag` operationId).
@@ -2445,6 +3682,11 @@ func (c *Client) PutFlag(ctx context.Context, envId EnvId, body PutFlagJSONReque
 
 // DeleteFlag Delete a flag
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Side effects: an audit entry (`delete`), a
+// DELETE update on the environment's streams, the notification `flag.deleted`. 409 while
+// the environment requires approval.
+//
 // Corresponds with DELETE /api/environments/{env_id}/flags/{key} (the `DeleteFlag` operationId).
 func (c *Client) DeleteFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteFlagRequest(c.Server, envId, key)
@@ -2459,6 +3701,9 @@ func (c *Client) DeleteFlag(ctx context.Context, envId EnvId, key FlagKey, reqEd
 }
 
 // GetFlag Get a flag
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The flag as stored, with segment references unexpanded.
 //
 // Corresponds with GET /api/environments/{env_id}/flags/{key} (the `GetFlag` operationId).
 func (c *Client) GetFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2475,9 +3720,16 @@ func (c *Client) GetFlag(ctx context.Context, envId EnvId, key FlagKey, reqEdito
 
 // PatchFlagWithBody Apply a JSON merge patch (RFC 7396) to a flag
 //
-// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-// When the environment requires approval the patch is validated and queued as a change
-// request (202) and the flag is left unchanged.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+// clears a nullable field or restores a field's default. The key is immutable (422). The
+// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+// notification `flag.updated`.
+//
+// When the environment requires approval the patch is validated against the current flag
+// and queued as a change request instead (202 with the change request, notification
+// `change_request.opened`); the flag is left unchanged until someone else approves it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2496,9 +3748,16 @@ func (c *Client) PatchFlagWithBody(ctx context.Context, envId EnvId, key FlagKey
 
 // PatchFlag Apply a JSON merge patch (RFC 7396) to a flag
 //
-// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-// When the environment requires approval the patch is validated and queued as a change
-// request (202) and the flag is left unchanged.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+// clears a nullable field or restores a field's default. The key is immutable (422). The
+// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+// notification `flag.updated`.
+//
+// When the environment requires approval the patch is validated against the current flag
+// and queued as a change request instead (202 with the change request, notification
+// `change_request.opened`); the flag is left unchanged until someone else approves it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2517,9 +3776,16 @@ func (c *Client) PatchFlag(ctx context.Context, envId EnvId, key FlagKey, body P
 
 // PatchFlagWithApplicationMergePatchPlusJSONBody Apply a JSON merge patch (RFC 7396) to a flag
 //
-// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-// When the environment requires approval the patch is validated and queued as a change
-// request (202) and the flag is left unchanged.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+// clears a nullable field or restores a field's default. The key is immutable (422). The
+// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+// notification `flag.updated`.
+//
+// When the environment requires approval the patch is validated against the current flag
+// and queued as a change request instead (202 with the change request, notification
+// `change_request.opened`); the flag is left unchanged until someone else approves it.
 //
 // Takes a body of the `application/merge-patch+json` content type.
 //
@@ -2538,7 +3804,12 @@ func (c *Client) PatchFlagWithApplicationMergePatchPlusJSONBody(ctx context.Cont
 
 // ArchiveFlag Archive a flag (sets archived_at)
 //
-// Archived flags stay in the stream and evaluate normally.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Sets `archived_at`. Archived flags stay in
+// the stream and evaluate normally, so this is allowed while the environment requires
+// approval. Side effects: version + 1, an audit entry (`archive`), an UPSERT on the
+// environment's streams, the notification `flag.updated`. Archiving an archived flag
+// changes nothing.
 //
 // Corresponds with POST /api/environments/{env_id}/flags/{key}/archive (the `ArchiveFlag` operationId).
 func (c *Client) ArchiveFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2555,7 +3826,16 @@ func (c *Client) ArchiveFlag(ctx context.Context, envId EnvId, key FlagKey, reqE
 
 // PromoteFlagWithBody Copy a flag's configuration into another environment
 //
-// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+// Needs read access to the flag's environment and write access (editor or admin) to the
+// target, which may belong to another project; client keys get 403, and server SDK keys,
+// which reach only their own environment, cannot promote. Copies the flag's configuration
+// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+// an address); one they may only read, 403; the flag's own environment, 422; a target that
+// requires approval, 409. Rules that reference a segment need a segment of that key in the
+// target (422 naming the rule). The target gets an audit entry `promote`
+// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+// `flag.promoted`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2574,7 +3854,16 @@ func (c *Client) PromoteFlagWithBody(ctx context.Context, envId EnvId, key FlagK
 
 // PromoteFlag Copy a flag's configuration into another environment
 //
-// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+// Needs read access to the flag's environment and write access (editor or admin) to the
+// target, which may belong to another project; client keys get 403, and server SDK keys,
+// which reach only their own environment, cannot promote. Copies the flag's configuration
+// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+// an address); one they may only read, 403; the flag's own environment, 422; a target that
+// requires approval, 409. Rules that reference a segment need a segment of that key in the
+// target (422 naming the rule). The target gets an audit entry `promote`
+// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+// `flag.promoted`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2593,6 +3882,10 @@ func (c *Client) PromoteFlag(ctx context.Context, envId EnvId, key FlagKey, body
 
 // ListFlagScheduledChanges List the scheduled changes of one flag
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The flag's scheduled changes ordered by `scheduled_at`; executed ones stay
+// listed with `executed_at` set, and failed attempts show in `attempts` and `last_error`.
+//
 // Corresponds with GET /api/environments/{env_id}/flags/{key}/scheduled-changes (the `ListFlagScheduledChanges` operationId).
 func (c *Client) ListFlagScheduledChanges(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListFlagScheduledChangesRequest(c.Server, envId, key)
@@ -2608,7 +3901,14 @@ func (c *Client) ListFlagScheduledChanges(ctx context.Context, envId EnvId, key 
 
 // CreateScheduledChangeWithBody Schedule a merge patch for a flag
 //
-// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+// against the current flag now (422 with `details` naming the flag field when it would not
+// apply). At `scheduled_at` the background runner applies it to the flag as it then
+// stands, through the same path as a PATCH: version + 1, an audit entry with
+// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2627,7 +3927,14 @@ func (c *Client) CreateScheduledChangeWithBody(ctx context.Context, envId EnvId,
 
 // CreateScheduledChange Schedule a merge patch for a flag
 //
-// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+// against the current flag now (422 with `details` naming the flag field when it would not
+// apply). At `scheduled_at` the background runner applies it to the flag as it then
+// stands, through the same path as a PATCH: version + 1, an audit entry with
+// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2646,6 +3953,12 @@ func (c *Client) CreateScheduledChange(ctx context.Context, envId EnvId, key Fla
 
 // UnarchiveFlag Unarchive a flag (clears archived_at)
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Clears `archived_at`; allowed while the
+// environment requires approval. Side effects: version + 1, an audit entry (`unarchive`),
+// an UPSERT on the environment's streams, the notification `flag.updated`. Unarchiving an
+// active flag changes nothing.
+//
 // Corresponds with POST /api/environments/{env_id}/flags/{key}/unarchive (the `UnarchiveFlag` operationId).
 func (c *Client) UnarchiveFlag(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUnarchiveFlagRequest(c.Server, envId, key)
@@ -2660,6 +3973,12 @@ func (c *Client) UnarchiveFlag(ctx context.Context, envId EnvId, key FlagKey, re
 }
 
 // ListImpressions List impressions
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Newest first (by id). `flag_key`, `user_id` and `value` are exact filters.
+// `limit` is clamped to 1 to 200 (default 50) and `offset` pages; `since_id` returns only
+// rows with a greater id, for a live tail, and then `offset` is ignored. `total` counts
+// the rows matching the filters, ignoring `since_id`.
 //
 // Corresponds with GET /api/environments/{env_id}/impressions (the `ListImpressions` operationId).
 func (c *Client) ListImpressions(ctx context.Context, envId EnvId, params *ListImpressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2676,7 +3995,15 @@ func (c *Client) ListImpressions(ctx context.Context, envId EnvId, params *ListI
 
 // IngestImpressionsWithBody Report a batch of impressions (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+// experiment results) include the batch.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2695,7 +4022,15 @@ func (c *Client) IngestImpressionsWithBody(ctx context.Context, envId EnvId, con
 
 // IngestImpressions Report a batch of impressions (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+// experiment results) include the batch.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2714,6 +4049,12 @@ func (c *Client) IngestImpressions(ctx context.Context, envId EnvId, body Ingest
 
 // GetExposure Exposure breakdown of one flag
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. `flag_key` is required (missing, or over 100 characters: 422). Totals and
+// per-value counts cover every retained impression of the flag; `timeline` lists, per
+// value, the UTC days with impressions among the last `days` (clamped to 1 to 90, default
+// 14, today included).
+//
 // Corresponds with GET /api/environments/{env_id}/impressions/exposure (the `GetExposure` operationId).
 func (c *Client) GetExposure(ctx context.Context, envId EnvId, params *GetExposureParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetExposureRequest(c.Server, envId, params)
@@ -2728,6 +4069,11 @@ func (c *Client) GetExposure(ctx context.Context, envId EnvId, params *GetExposu
 }
 
 // GetImpressionStats Per-flag impression statistics
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. One entry per flag key that has impressions, ordered by key: `total`,
+// `true_count`, `false_count`, `unique_users` (distinct non-null `user_id`s) and
+// `last_seen`.
 //
 // Corresponds with GET /api/environments/{env_id}/impressions/stats (the `GetImpressionStats` operationId).
 func (c *Client) GetImpressionStats(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2744,6 +4090,10 @@ func (c *Client) GetImpressionStats(ctx context.Context, envId EnvId, reqEditors
 
 // ListIntegrations List chat integrations (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. Newest first. The webhook URL is a credential and is never
+// returned: `webhook_url_preview` shows `…` and its last 4 characters.
+//
 // Corresponds with GET /api/environments/{env_id}/integrations (the `ListIntegrations` operationId).
 func (c *Client) ListIntegrations(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListIntegrationsRequest(c.Server, envId)
@@ -2758,6 +4108,12 @@ func (c *Client) ListIntegrations(ctx context.Context, envId EnvId, reqEditors .
 }
 
 // CreateIntegrationWithBody Connect a chat integration (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
 //
 // Takes any type of body and a specified content type.
 //
@@ -2776,6 +4132,12 @@ func (c *Client) CreateIntegrationWithBody(ctx context.Context, envId EnvId, con
 
 // CreateIntegration Connect a chat integration (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/environments/{env_id}/integrations (the `CreateIntegration` operationId).
@@ -2793,6 +4155,9 @@ func (c *Client) CreateIntegration(ctx context.Context, envId EnvId, body Create
 
 // DeleteIntegration Disconnect a chat integration (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. Stops its
+// alerts and drops its undelivered notifications. Unknown id: 404.
+//
 // Corresponds with DELETE /api/environments/{env_id}/integrations/{id} (the `DeleteIntegration` operationId).
 func (c *Client) DeleteIntegration(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteIntegrationRequest(c.Server, envId, id)
@@ -2807,6 +4172,10 @@ func (c *Client) DeleteIntegration(ctx context.Context, envId EnvId, id UuidId, 
 }
 
 // PatchIntegrationWithBody Update a chat integration (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+// create rules (422). Unknown id: 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2825,6 +4194,10 @@ func (c *Client) PatchIntegrationWithBody(ctx context.Context, envId EnvId, id U
 
 // PatchIntegration Update a chat integration (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+// create rules (422). Unknown id: 404.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/environments/{env_id}/integrations/{id} (the `PatchIntegration` operationId).
@@ -2842,6 +4215,11 @@ func (c *Client) PatchIntegration(ctx context.Context, envId EnvId, id UuidId, b
 
 // ListIntegrationDeliveries Recent delivery attempts of a chat integration (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. One row per attempt: the event, the status code, the start of the
+// answer's body or the transport error. Newest first; the latest 200 per integration are
+// kept. Unknown id: 404.
+//
 // Corresponds with GET /api/environments/{env_id}/integrations/{id}/deliveries (the `ListIntegrationDeliveries` operationId).
 func (c *Client) ListIntegrationDeliveries(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListIntegrationDeliveriesRequest(c.Server, envId, id)
@@ -2856,6 +4234,11 @@ func (c *Client) ListIntegrationDeliveries(ctx context.Context, envId EnvId, id 
 }
 
 // TestIntegration Send the sample event `test` through the real delivery path (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Sends the
+// event `test` once, synchronously, through the real rendering, HTTP client and delivery
+// log, even to a disabled integration, and answers 200 with the delivery row whatever the
+// provider answered: read its `status_code` and `error`. Unknown id: 404.
 //
 // Corresponds with POST /api/environments/{env_id}/integrations/{id}/test (the `TestIntegration` operationId).
 func (c *Client) TestIntegration(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2872,7 +4255,9 @@ func (c *Client) TestIntegration(ctx context.Context, envId EnvId, id UuidId, re
 
 // ListScheduledChanges List the scheduled changes of an environment
 //
-// Executed changes stay listed, with executed_at set.
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Every flag's scheduled changes, ordered by `scheduled_at`. Executed
+// changes stay listed, with `executed_at` set.
 //
 // Corresponds with GET /api/environments/{env_id}/scheduled-changes (the `ListScheduledChanges` operationId).
 func (c *Client) ListScheduledChanges(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2889,6 +4274,10 @@ func (c *Client) ListScheduledChanges(ctx context.Context, envId EnvId, reqEdito
 
 // DeleteScheduledChange Delete a pending scheduled change
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Removes a pending change. One that was
+// already executed, or an unknown id, answers 404.
+//
 // Corresponds with DELETE /api/environments/{env_id}/scheduled-changes/{id} (the `DeleteScheduledChange` operationId).
 func (c *Client) DeleteScheduledChange(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteScheduledChangeRequest(c.Server, envId, id)
@@ -2904,6 +4293,9 @@ func (c *Client) DeleteScheduledChange(ctx context.Context, envId EnvId, id Uuid
 
 // ListSegments List segments
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The environment's segments, ordered by key.
+//
 // Corresponds with GET /api/environments/{env_id}/segments (the `ListSegments` operationId).
 func (c *Client) ListSegments(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSegmentsRequest(c.Server, envId)
@@ -2918,6 +4310,13 @@ func (c *Client) ListSegments(ctx context.Context, envId EnvId, reqEditors ...Re
 }
 
 // CreateSegmentWithBody Create a segment
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+// take the flag rule format, but cannot reference another segment or carry `variants` or
+// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+// add no audit entry and send no notification.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2936,6 +4335,13 @@ func (c *Client) CreateSegmentWithBody(ctx context.Context, envId EnvId, content
 
 // CreateSegment Create a segment
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+// take the flag rule format, but cannot reference another segment or carry `variants` or
+// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+// add no audit entry and send no notification.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/environments/{env_id}/segments (the `CreateSegment` operationId).
@@ -2953,7 +4359,10 @@ func (c *Client) CreateSegment(ctx context.Context, envId EnvId, body CreateSegm
 
 // DeleteSegment Delete a segment
 //
-// Every flag that referenced it is re-broadcast without the segment's rules.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Every flag that referenced the segment gets
+// a new version and is re-broadcast (UPSERT) without the segment's rules. 409 while the
+// environment requires approval.
 //
 // Corresponds with DELETE /api/environments/{env_id}/segments/{key} (the `DeleteSegment` operationId).
 func (c *Client) DeleteSegment(ctx context.Context, envId EnvId, key SegmentKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2970,6 +4379,9 @@ func (c *Client) DeleteSegment(ctx context.Context, envId EnvId, key SegmentKey,
 
 // GetSegment Get a segment
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The segment with its rules.
+//
 // Corresponds with GET /api/environments/{env_id}/segments/{key} (the `GetSegment` operationId).
 func (c *Client) GetSegment(ctx context.Context, envId EnvId, key SegmentKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSegmentRequest(c.Server, envId, key)
@@ -2985,7 +4397,11 @@ func (c *Client) GetSegment(ctx context.Context, envId EnvId, key SegmentKey, re
 
 // PatchSegmentWithBody Update a segment's name, description or rules
 //
-// Every flag that references the segment is re-broadcast to stream clients.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+// clears it) and `rules`. Every flag that references the segment gets a new version and is
+// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+// approval.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3004,7 +4420,11 @@ func (c *Client) PatchSegmentWithBody(ctx context.Context, envId EnvId, key Segm
 
 // PatchSegment Update a segment's name, description or rules
 //
-// Every flag that references the segment is re-broadcast to stream clients.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+// clears it) and `rules`. Every flag that references the segment gets a new version and is
+// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+// approval.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3023,6 +4443,10 @@ func (c *Client) PatchSegment(ctx context.Context, envId EnvId, key SegmentKey, 
 
 // ListWebhooks List webhooks (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. Newest first. The secret is never returned; `has_secret` says
+// whether one is set.
+//
 // Corresponds with GET /api/environments/{env_id}/webhooks (the `ListWebhooks` operationId).
 func (c *Client) ListWebhooks(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhooksRequest(c.Server, envId)
@@ -3037,6 +4461,14 @@ func (c *Client) ListWebhooks(ctx context.Context, envId EnvId, reqEditors ...Re
 }
 
 // CreateWebhookWithBody Create a webhook (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+// `X-Service-Delivery` and, when a `secret` is set,
+// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+// `docs/governance.md`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3055,6 +4487,14 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, envId EnvId, content
 
 // CreateWebhook Create a webhook (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+// `X-Service-Delivery` and, when a `secret` is set,
+// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+// `docs/governance.md`.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/environments/{env_id}/webhooks (the `CreateWebhook` operationId).
@@ -3072,6 +4512,9 @@ func (c *Client) CreateWebhook(ctx context.Context, envId EnvId, body CreateWebh
 
 // DeleteWebhook Delete a webhook (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. Also
+// deletes its delivery log and its undelivered notifications. Unknown id: 404.
+//
 // Corresponds with DELETE /api/environments/{env_id}/webhooks/{id} (the `DeleteWebhook` operationId).
 func (c *Client) DeleteWebhook(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteWebhookRequest(c.Server, envId, id)
@@ -3086,6 +4529,11 @@ func (c *Client) DeleteWebhook(ctx context.Context, envId EnvId, id UuidId, reqE
 }
 
 // PatchWebhookWithBody Update a webhook (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+// disabled webhook receives nothing, notifications queued before it was disabled included.
+// Unknown id: 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3104,6 +4552,11 @@ func (c *Client) PatchWebhookWithBody(ctx context.Context, envId EnvId, id UuidI
 
 // PatchWebhook Update a webhook (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+// disabled webhook receives nothing, notifications queued before it was disabled included.
+// Unknown id: 404.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/environments/{env_id}/webhooks/{id} (the `PatchWebhook` operationId).
@@ -3121,6 +4574,11 @@ func (c *Client) PatchWebhook(ctx context.Context, envId EnvId, id UuidId, body 
 
 // ListWebhookDeliveries Delivery log of a webhook (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. One row per attempt, retries included: the status code and the
+// start of the answer's body, or the transport error when no answer came. Newest first, at
+// most 100. Unknown webhook: 404.
+//
 // Corresponds with GET /api/environments/{env_id}/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookDeliveriesRequest(c.Server, envId, id)
@@ -3135,6 +4593,9 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, envId EnvId, id Uuid
 }
 
 // GetOpenAPIDocument This document, as JSON
+//
+// No credential. The document the server was built from (its handlers, request validation
+// and clients are generated from it), as JSON. `info.version` follows the product version.
 //
 // Corresponds with GET /api/openapi.json (the `GetOpenAPIDocument` operationId).
 func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3151,7 +4612,10 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEd
 
 // ListProjects List projects
 //
-// All projects for workspace admins, otherwise only the caller's member projects.
+// A user's session or personal access token; SDK keys get 403. Workspace admins see every
+// project, everyone else the projects they are members of, newest first. Each project
+// carries its environments (default first, with `require_approval`), so members who are
+// not project admins can find the environments whose flags they may read.
 //
 // Corresponds with GET /api/projects (the `ListProjects` operationId).
 func (c *Client) ListProjects(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3168,7 +4632,12 @@ func (c *Client) ListProjects(ctx context.Context, reqEditors ...RequestEditorFn
 
 // CreateProjectWithBody Create a project (workspace admin)
 //
-// Seeds Production, Staging and Development (the default) and one Production SDK key.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+// environments Production, Staging and Development (the default) and one server SDK key
+// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+// derived from the name (ASCII letters and digits, lowercased; every other run of
+// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+// slug 422.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3187,7 +4656,12 @@ func (c *Client) CreateProjectWithBody(ctx context.Context, contentType string, 
 
 // CreateProject Create a project (workspace admin)
 //
-// Seeds Production, Staging and Development (the default) and one Production SDK key.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+// environments Production, Staging and Development (the default) and one server SDK key
+// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+// derived from the name (ASCII letters and digits, lowercased; every other run of
+// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+// slug 422.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3206,7 +4680,11 @@ func (c *Client) CreateProject(ctx context.Context, body CreateProjectJSONReques
 
 // DeleteProject Delete a project (workspace admin)
 //
-// Cascades to its environments, flags, SDK keys and impressions. The last project cannot be deleted (422).
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+// before any lookup, even for an unknown id. Cascades to everything in the project:
+// environments, flags, segments, SDK keys, impressions and events. Its SDK keys stop
+// working at once on every instance and every stream they or the project's members hold
+// ends. The last project cannot be deleted (422).
 //
 // Corresponds with DELETE /api/projects/{project_id} (the `DeleteProject` operationId).
 func (c *Client) DeleteProject(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3222,6 +4700,10 @@ func (c *Client) DeleteProject(ctx context.Context, projectId ProjectId, reqEdit
 }
 
 // RenameProjectWithBody Rename a project (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+// from the new name; 409 when another project has it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3240,6 +4722,10 @@ func (c *Client) RenameProjectWithBody(ctx context.Context, projectId ProjectId,
 
 // RenameProject Rename a project (workspace admin)
 //
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+// from the new name; 409 when another project has it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/projects/{project_id} (the `RenameProject` operationId).
@@ -3257,6 +4743,11 @@ func (c *Client) RenameProject(ctx context.Context, projectId ProjectId, body Re
 
 // ListEnvironments List environments (project admin)
 //
+// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+// is not a member of answers 404. The project's environments with their settings
+// (`is_default`, `require_approval`), newest first. Other members find the environments
+// they may read in `GET /api/projects`.
+//
 // Corresponds with GET /api/projects/{project_id}/environments (the `ListEnvironments` operationId).
 func (c *Client) ListEnvironments(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEnvironmentsRequest(c.Server, projectId)
@@ -3271,6 +4762,12 @@ func (c *Client) ListEnvironments(ctx context.Context, projectId ProjectId, reqE
 }
 
 // CreateEnvironmentWithBody Create an environment (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+// default nor requiring approval, with no flags and no SDK key.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3289,6 +4786,12 @@ func (c *Client) CreateEnvironmentWithBody(ctx context.Context, projectId Projec
 
 // CreateEnvironment Create an environment (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+// default nor requiring approval, with no flags and no SDK key.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/projects/{project_id}/environments (the `CreateEnvironment` operationId).
@@ -3306,7 +4809,12 @@ func (c *Client) CreateEnvironment(ctx context.Context, projectId ProjectId, bod
 
 // DeleteEnvironment Delete an environment (project admin)
 //
-// The default environment and the last environment of a project cannot be deleted (422).
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Cascades to everything in it: flags, segments, SDK keys (which stop working at once
+// on every instance, their streams ending), impressions, events, experiments, scheduled
+// changes, change requests, webhooks and chat integrations. 422 for the default
+// environment, the project's last environment, or one holding every server SDK key of the
+// project (create a key in another environment first).
 //
 // Corresponds with DELETE /api/projects/{project_id}/environments/{env_id} (the `DeleteEnvironment` operationId).
 func (c *Client) DeleteEnvironment(ctx context.Context, projectId ProjectId, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3322,6 +4830,10 @@ func (c *Client) DeleteEnvironment(ctx context.Context, projectId ProjectId, env
 }
 
 // UpdateEnvironmentWithBody Rename or recolour an environment (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+// environment of another project: 404.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3340,6 +4852,10 @@ func (c *Client) UpdateEnvironmentWithBody(ctx context.Context, projectId Projec
 
 // UpdateEnvironment Rename or recolour an environment (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+// environment of another project: 404.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/projects/{project_id}/environments/{env_id} (the `UpdateEnvironment` operationId).
@@ -3357,6 +4873,10 @@ func (c *Client) UpdateEnvironment(ctx context.Context, projectId ProjectId, env
 
 // SetDefaultEnvironment Make this the project's default environment (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. The previous default loses the mark in the same transaction, so a project always
+// has exactly one default. Calling it for the current default changes nothing.
+//
 // Corresponds with POST /api/projects/{project_id}/environments/{env_id}/default (the `SetDefaultEnvironment` operationId).
 func (c *Client) SetDefaultEnvironment(ctx context.Context, projectId ProjectId, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetDefaultEnvironmentRequest(c.Server, projectId, envId)
@@ -3371,6 +4891,12 @@ func (c *Client) SetDefaultEnvironment(ctx context.Context, projectId ProjectId,
 }
 
 // SetRequireApprovalWithBody Turn the approval requirement on or off (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+// until it is turned off. Pending change requests stay pending either way.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3389,6 +4915,12 @@ func (c *Client) SetRequireApprovalWithBody(ctx context.Context, projectId Proje
 
 // SetRequireApproval Turn the approval requirement on or off (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+// until it is turned off. Pending change requests stay pending either way.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/projects/{project_id}/environments/{env_id}/require-approval (the `SetRequireApproval` operationId).
@@ -3406,7 +4938,11 @@ func (c *Client) SetRequireApproval(ctx context.Context, projectId ProjectId, en
 
 // DiffFlags Compare the flags of two environments
 //
-// Both environments must belong to the project. Every flag field is compared except environment_id, version, created_at and updated_at.
+// Any project member; SDK keys get 403, and a project the caller is not a member of
+// answers 404. `from` and `to` must be environments of this project (404 otherwise). Each
+// key present in either is `only_in_from`, `only_in_to`, `same`, or `different` with the
+// `changed_fields`; every flag field is compared except `environment_id`, `version`,
+// `created_at` and `updated_at`.
 //
 // Corresponds with GET /api/projects/{project_id}/flags/diff (the `DiffFlags` operationId).
 func (c *Client) DiffFlags(ctx context.Context, projectId ProjectId, params *DiffFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3423,6 +4959,10 @@ func (c *Client) DiffFlags(ctx context.Context, projectId ProjectId, params *Dif
 
 // ListSdkKeys List SDK keys (project admin)
 //
+// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+// is not a member of answers 404. Keys of both kinds, `server` and `client`, newest first,
+// with their `prefix` (the first 12 characters) but never the full value.
+//
 // Corresponds with GET /api/projects/{project_id}/keys (the `ListSdkKeys` operationId).
 func (c *Client) ListSdkKeys(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSdkKeysRequest(c.Server, projectId)
@@ -3437,6 +4977,13 @@ func (c *Client) ListSdkKeys(ctx context.Context, projectId ProjectId, reqEditor
 }
 
 // CreateSdkKeyWithBody Create an SDK key (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+// may only evaluate `client_side` flags through OFREP and report impressions and events).
+// Any other value, other spellings included: 422. `environment_id` must be an environment
+// of this project (422 naming it otherwise). The full key is in this response only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3455,6 +5002,13 @@ func (c *Client) CreateSdkKeyWithBody(ctx context.Context, projectId ProjectId, 
 
 // CreateSdkKey Create an SDK key (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+// may only evaluate `client_side` flags through OFREP and report impressions and events).
+// Any other value, other spellings included: 422. `environment_id` must be an environment
+// of this project (422 naming it otherwise). The full key is in this response only.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/projects/{project_id}/keys (the `CreateSdkKey` operationId).
@@ -3472,7 +5026,10 @@ func (c *Client) CreateSdkKey(ctx context.Context, projectId ProjectId, body Cre
 
 // RevokeSdkKey Revoke an SDK key (project admin)
 //
-// Revocation is immediate on every instance. The last key of a project cannot be revoked (422).
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. The key answers 401 from its next request on, on every instance, and every stream
+// it holds (`/stream`, OFREP event streams) ends. The project's last server key cannot be
+// revoked (422); client keys always can. A key of another project: 404.
 //
 // Corresponds with DELETE /api/projects/{project_id}/keys/{id} (the `RevokeSdkKey` operationId).
 func (c *Client) RevokeSdkKey(ctx context.Context, projectId ProjectId, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3489,6 +5046,10 @@ func (c *Client) RevokeSdkKey(ctx context.Context, projectId ProjectId, id Integ
 
 // ListMembers List project members (project admin)
 //
+// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+// is not a member of answers 404. Each member with the user's name, email and role in this
+// project, newest first.
+//
 // Corresponds with GET /api/projects/{project_id}/members (the `ListMembers` operationId).
 func (c *Client) ListMembers(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMembersRequest(c.Server, projectId)
@@ -3503,6 +5064,11 @@ func (c *Client) ListMembers(ctx context.Context, projectId ProjectId, reqEditor
 }
 
 // AddMemberWithBody Add a member (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+// already a member: 409; another role: 422.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3521,6 +5087,11 @@ func (c *Client) AddMemberWithBody(ctx context.Context, projectId ProjectId, con
 
 // AddMember Add a member (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+// already a member: 409; another role: 422.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/projects/{project_id}/members (the `AddMember` operationId).
@@ -3538,6 +5109,10 @@ func (c *Client) AddMember(ctx context.Context, projectId ProjectId, body AddMem
 
 // RemoveMember Remove a member (project admin); the account is kept
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. The user loses the project at once: it answers 404 to their next request and their
+// open streams end. The account and its other memberships are kept. Not a member: 404.
+//
 // Corresponds with DELETE /api/projects/{project_id}/members/{user_id} (the `RemoveMember` operationId).
 func (c *Client) RemoveMember(ctx context.Context, projectId ProjectId, userId UserIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveMemberRequest(c.Server, projectId, userId)
@@ -3552,6 +5127,11 @@ func (c *Client) RemoveMember(ctx context.Context, projectId ProjectId, userId U
 }
 
 // UpdateMemberWithBody Change a member's role (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes the member's role in this project only; it applies from their next request
+// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+// admin" rule, as workspace admins can always recover a project.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3570,6 +5150,11 @@ func (c *Client) UpdateMemberWithBody(ctx context.Context, projectId ProjectId, 
 
 // UpdateMember Change a member's role (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes the member's role in this project only; it applies from their next request
+// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+// admin" rule, as workspace admins can always recover a project.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/projects/{project_id}/members/{user_id} (the `UpdateMember` operationId).
@@ -3587,6 +5172,11 @@ func (c *Client) UpdateMember(ctx context.Context, projectId ProjectId, userId U
 
 // ListTokens The caller's personal access tokens
 //
+// A user's session or personal access token; SDK keys get 403. Only the caller's own
+// tokens (nobody, not even a workspace admin, sees another user's), newest first, with
+// `prefix`, `scope`, `expires_at` and `last_used_at` (recorded at most once a minute),
+// never the full value.
+//
 // Corresponds with GET /api/tokens (the `ListTokens` operationId).
 func (c *Client) ListTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListTokensRequest(c.Server)
@@ -3602,7 +5192,11 @@ func (c *Client) ListTokens(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // CreateTokenWithBody Create a personal access token
 //
-// A read_only-scoped caller cannot create a read_write token (403).
+// A user's session or personal access token; SDK keys get 403. The token acts as the
+// caller with their current roles; `read_only` caps it to reads. A caller using a
+// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+// in this response only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3621,7 +5215,11 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 
 // CreateToken Create a personal access token
 //
-// A read_only-scoped caller cannot create a read_write token (403).
+// A user's session or personal access token; SDK keys get 403. The token acts as the
+// caller with their current roles; `read_only` caps it to reads. A caller using a
+// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+// in this response only.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3640,6 +5238,10 @@ func (c *Client) CreateToken(ctx context.Context, body CreateTokenJSONRequestBod
 
 // DeleteToken Revoke one of the caller's tokens
 //
+// A user's session or personal access token; SDK keys get 403. A `read_only` token may not
+// delete tokens (403). Another user's token, or an unknown id: 404. The token answers 401
+// from its next request on, and its open streams end.
+//
 // Corresponds with DELETE /api/tokens/{id} (the `DeleteToken` operationId).
 func (c *Client) DeleteToken(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteTokenRequest(c.Server, id)
@@ -3655,6 +5257,9 @@ func (c *Client) DeleteToken(ctx context.Context, id IntegerId, reqEditors ...Re
 
 // ListUsers List workspace users (workspace admin)
 //
+// Workspace admins (`read_only` tokens included); everyone else and SDK keys get 403.
+// Newest first, with each user's workspace role; password hashes are never returned.
+//
 // Corresponds with GET /api/users (the `ListUsers` operationId).
 func (c *Client) ListUsers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListUsersRequest(c.Server)
@@ -3669,6 +5274,11 @@ func (c *Client) ListUsers(ctx context.Context, reqEditors ...RequestEditorFn) (
 }
 
 // CreateUserWithBody Create a workspace user (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+// `role` counts only as admin or not: access to projects comes from memberships
+// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+// case (409); the password needs at least 8 characters (422).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3687,6 +5297,11 @@ func (c *Client) CreateUserWithBody(ctx context.Context, contentType string, bod
 
 // CreateUser Create a workspace user (workspace admin)
 //
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+// `role` counts only as admin or not: access to projects comes from memberships
+// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+// case (409); the password needs at least 8 characters (422).
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/users (the `CreateUser` operationId).
@@ -3704,7 +5319,9 @@ func (c *Client) CreateUser(ctx context.Context, body CreateUserJSONRequestBody,
 
 // DeleteUser Delete a user (workspace admin)
 //
-// Cascades to the user's sessions and tokens. Deleting yourself or the last admin answers 422.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
+// the user's sessions, tokens and memberships: every credential of theirs stops working at
+// once and their open streams end. Deleting yourself or the last admin answers 422.
 //
 // Corresponds with DELETE /api/users/{id} (the `DeleteUser` operationId).
 func (c *Client) DeleteUser(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3721,7 +5338,10 @@ func (c *Client) DeleteUser(ctx context.Context, id IntegerId, reqEditors ...Req
 
 // UpdateUserWithBody Change a user's name or workspace role (workspace admin)
 //
-// An extension of the specification. Demoting the last admin answers 422.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+// of the specification: changes `name` and the workspace `role`. A new role applies from
+// the user's next request on, and their open streams end. Demoting the last admin answers
+// 422; an admin may demote themselves otherwise.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3740,7 +5360,10 @@ func (c *Client) UpdateUserWithBody(ctx context.Context, id IntegerId, contentTy
 
 // UpdateUser Change a user's name or workspace role (workspace admin)
 //
-// An extension of the specification. Demoting the last admin answers 422.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+// of the specification: changes `name` and the workspace `role`. A new role applies from
+// the user's next request on, and their open streams end. Demoting the last admin answers
+// 422; an admin may demote themselves otherwise.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3759,8 +5382,11 @@ func (c *Client) UpdateUser(ctx context.Context, id IntegerId, body UpdateUserJS
 
 // GetFlagsSnapshot All segment-expanded flags of the SDK key's environment
 //
-// The same flags as a stream bootstrap, for clients that cannot hold a stream. Supports
-// `ETag` / `If-None-Match` (304). Session-cookie authentication is not supported (400).
+// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
+// access token answers 400, a client key 403. The same flags as a stream bootstrap, for
+// clients that cannot hold a stream. Supports `ETag` / `If-None-Match` (304). With
+// `Accept-Encoding: gzip` the body is gzip-compressed and carries the weak form of the
+// same tag; either form revalidates.
 //
 // Corresponds with GET /flags/snapshot (the `GetFlagsSnapshot` operationId).
 func (c *Client) GetFlagsSnapshot(ctx context.Context, params *GetFlagsSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3775,7 +5401,12 @@ func (c *Client) GetFlagsSnapshot(ctx context.Context, params *GetFlagsSnapshotP
 	return c.Client.Do(req)
 }
 
-// GetHealth Liveness check
+// GetHealth Health check
+//
+// 200 `OK` while the server can reach its database; 503 while it cannot, the same
+// answer (with `Retry-After`) that any other route gives during a database outage.
+// The database is pinged at most once a second, with a 2-second timeout, however
+// often this is probed.
 //
 // Corresponds with GET /health (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3809,16 +5440,157 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// OfrepConfiguration What Switchyard supports (OFREP provider configuration)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. What OFREP providers ask first: the name, polling
+// support with its minimum interval, and the supported flag types (`boolean`, `string`,
+// `int`, `float`, `object`).
+//
+// Corresponds with GET /ofrep/v1/configuration (the `OfrepConfiguration` operationId).
+func (c *Client) OfrepConfiguration(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOfrepConfigurationRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OfrepEvaluateFlagsWithBody Evaluate every flag the key may see (OFREP bulk)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Every flag of the key's environment that the key may
+// see (client keys: `client_side` flags only), archived ones included, with a strong
+// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+// the change-notification stream. Records no impression.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+func (c *Client) OfrepEvaluateFlagsWithBody(ctx context.Context, params *OfrepEvaluateFlagsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOfrepEvaluateFlagsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OfrepEvaluateFlags Evaluate every flag the key may see (OFREP bulk)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Every flag of the key's environment that the key may
+// see (client keys: `client_side` flags only), archived ones included, with a strong
+// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+// the change-notification stream. Records no impression.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+func (c *Client) OfrepEvaluateFlags(ctx context.Context, params *OfrepEvaluateFlagsParams, body OfrepEvaluateFlagsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOfrepEvaluateFlagsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OfrepEvaluateFlagWithBody Evaluate one flag (OFREP)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Evaluates one flag for the context with the same
+// evaluator as the Go SDK, from memory (no database access). A client key sees only
+// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+// Browsers may call it from any origin (CORS).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+func (c *Client) OfrepEvaluateFlagWithBody(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOfrepEvaluateFlagRequestWithBody(c.Server, key, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OfrepEvaluateFlag Evaluate one flag (OFREP)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Evaluates one flag for the context with the same
+// evaluator as the Go SDK, from memory (no database access). A client key sees only
+// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+// Browsers may call it from any origin (CORS).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+func (c *Client) OfrepEvaluateFlag(ctx context.Context, key string, body OfrepEvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOfrepEvaluateFlagRequest(c.Server, key, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OfrepEvents Change notifications of a key's environment (OFREP event stream)
+//
+// No other credential: the URL comes from a bulk answer's `eventStreams`, and its `token`
+// names the key without carrying it. The token stops working when the key is revoked (401;
+// open streams end). After each change of the environment's flags: an unnamed event whose
+// data is `{"type": "refetchEvaluation", "etag": "…"}` (bursts coalesce); a `: keep-alive`
+// comment every 15 seconds; no flag data.
+//
+// Corresponds with GET /ofrep/v1/events (the `OfrepEvents` operationId).
+func (c *Client) OfrepEvents(ctx context.Context, params *OfrepEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOfrepEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Stream Server-Sent Events stream of flag changes
 //
-// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one `update`
-// (UPSERT) per current flag, `ready` (a JSON string holding the number of flags sent), then
-// live `update` events and a `: keep-alive` comment every 15 seconds. Each `data:` line holds
-// one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one
+// `update` (UPSERT) per current flag, `ready` (a JSON string holding the number of flags
+// sent), then live `update` events and a `: keep-alive` comment every 15 seconds. Each
+// `data:` line holds one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+// Flags arrive segment-expanded.
 //
-// An SDK key (header, or the `sdk_key` query for clients that cannot set headers) streams its
-// environment. A session cookie or personal access token streams every environment the user
-// can read, optionally narrowed by `environment_id`; `connected.environment_id` is then null.
+// A server SDK key (header, or the `sdk_key` query for clients that cannot set headers)
+// streams its environment. A session cookie or personal access token streams every
+// environment the user can read, optionally narrowed by `environment_id` (404 for one they
+// cannot see); `connected.environment_id` is then null. Client keys get 403. When the
+// credential ends (revoked, logged out, user deleted) the stream ends; clients reconnect
+// and rebuild from the replay.
 //
 // Corresponds with GET /stream (the `Stream` operationId).
 func (c *Client) Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7297,6 +9069,224 @@ func NewGetMetricsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewOfrepConfigurationRequest constructs an http.Request for the OfrepConfiguration method
+func NewOfrepConfigurationRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ofrep/v1/configuration")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOfrepEvaluateFlagsRequest calls the generic OfrepEvaluateFlags builder with application/json body
+func NewOfrepEvaluateFlagsRequest(server string, params *OfrepEvaluateFlagsParams, body OfrepEvaluateFlagsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOfrepEvaluateFlagsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewOfrepEvaluateFlagsRequestWithBody constructs an http.Request for the OfrepEvaluateFlags method, with any body, and a specified content type
+func NewOfrepEvaluateFlagsRequestWithBody(server string, params *OfrepEvaluateFlagsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ofrep/v1/evaluate/flags")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.FlagConfigEtag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "flagConfigEtag", *params.FlagConfigEtag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FlagConfigLastModified != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "flagConfigLastModified", *params.FlagConfigLastModified, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewOfrepEvaluateFlagRequest calls the generic OfrepEvaluateFlag builder with application/json body
+func NewOfrepEvaluateFlagRequest(server string, key string, body OfrepEvaluateFlagJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOfrepEvaluateFlagRequestWithBody(server, key, "application/json", bodyReader)
+}
+
+// NewOfrepEvaluateFlagRequestWithBody constructs an http.Request for the OfrepEvaluateFlag method, with any body, and a specified content type
+func NewOfrepEvaluateFlagRequestWithBody(server string, key string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ofrep/v1/evaluate/flags/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOfrepEventsRequest constructs an http.Request for the OfrepEvents method
+func NewOfrepEventsRequest(server string, params *OfrepEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ofrep/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamRequest constructs an http.Request for the Stream method
 func NewStreamRequest(server string, params *StreamParams) (*http.Request, error) {
 	var err error
@@ -7409,12 +9399,26 @@ type ClientWithResponsesInterface interface {
 
 	// LoginWithBodyWithResponse Log in with email and password
 	//
+	// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+	// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+	// Failures are counted per address, whether or not an account exists, so answers never
+	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+	// minutes, and every attempt during the lock, even with the right password, answers 429
+	// with `retry_after_seconds`. A success resets the count.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/auth/login (the `Login` operationId).
 	LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResponse, error)
 
 	// LoginWithResponse Log in with email and password
+	//
+	// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+	// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+	// Failures are counted per address, whether or not an account exists, so answers never
+	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+	// minutes, and every attempt during the lock, even with the right password, answers 429
+	// with `retry_after_seconds`. A success resets the count.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7423,12 +9427,22 @@ type ClientWithResponsesInterface interface {
 
 	// LogoutWithResponse End the session
 	//
+	// A user's session or personal access token; SDK keys get 403. With the session cookie
+	// (and `X-Service-Request: true`), deletes the session on the server, so a copied cookie
+	// stops working everywhere at once, ends that session's open streams, and clears the
+	// cookie. With a personal access token it changes nothing: revoke the token with
+	// `DELETE /api/tokens/{id}`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/auth/logout (the `Logout` operationId).
 	LogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutResponse, error)
 
 	// GetCurrentUserWithResponse The logged-in user
+	//
+	// A user's session or personal access token; SDK keys get 403. The caller in the login
+	// response's shape: id, email, name, workspace role, the workspace's name and whether
+	// setup is complete. 401 without a valid session or token.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7437,7 +9451,10 @@ type ClientWithResponsesInterface interface {
 
 	// SetupWorkspaceWithBodyWithResponse Create the first workspace admin (setup wizard)
 	//
-	// Accepted without authentication only while no user exists; afterwards 409.
+	// No credential, and only while no user exists: once one does, 409. Creates the first
+	// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+	// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+	// characters, an empty name or an invalid email: 422.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7446,7 +9463,10 @@ type ClientWithResponsesInterface interface {
 
 	// SetupWorkspaceWithResponse Create the first workspace admin (setup wizard)
 	//
-	// Accepted without authentication only while no user exists; afterwards 409.
+	// No credential, and only while no user exists: once one does, 409. Creates the first
+	// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+	// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+	// characters, an empty name or an invalid email: 422.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7455,12 +9475,22 @@ type ClientWithResponsesInterface interface {
 
 	// GetWorkspaceWithResponse Workspace name and set-up state
 	//
+	// No credential: the dashboard reads it before anyone logs in. `is_setup_complete` is
+	// false until the first user exists; until then `POST /api/auth/setup` creates that user.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/auth/workspace (the `GetWorkspace` operationId).
 	GetWorkspaceWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWorkspaceResponse, error)
 
 	// ListAuditWithResponse The environment's audit log
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
+	// `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
+	// `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
+	// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
+	// `offset` are clamped, never rejected.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7469,12 +9499,21 @@ type ClientWithResponsesInterface interface {
 
 	// ListChangeRequestsWithResponse List change requests
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Newest first. `status` (`pending`, `approved`, `rejected`, `cancelled`)
+	// filters; omitted, every request is listed.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/change-requests (the `ListChangeRequests` operationId).
 	ListChangeRequestsWithResponse(ctx context.Context, envId EnvId, params *ListChangeRequestsParams, reqEditors ...RequestEditorFn) (*ListChangeRequestsResponse, error)
 
 	// CancelChangeRequestWithResponse Cancel a pending change request (its requester or a workspace admin)
+	//
+	// Its requester (the user, or the server SDK key, that opened it) or a workspace admin;
+	// `read_only` tokens and client keys get 403. For anyone else, and for a request that is
+	// not pending, the answer is 404. The request becomes `cancelled`; `reviewed_by` and
+	// `reviewed_at` record who cancelled it. The flag is untouched.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7483,12 +9522,27 @@ type ClientWithResponsesInterface interface {
 
 	// ApproveChangeRequestWithResponse Approve a change request and apply its patch to the flag's current state
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The requester can never approve their own
+	// request (403). Applies the stored merge patch to the flag's current state (not a
+	// snapshot taken when it was opened), in one transaction: version + 1, an audit entry
+	// `update` with `metadata.source` `change_request`, an UPSERT on the environment's
+	// streams, the notifications `change_request.approved` and `flag.updated`. A request that
+	// is not pending (also when another reviewer approved it at the same moment): 409. A patch
+	// that no longer validates against the current flag: 422, and the request stays pending.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/change-requests/{id}/approve (the `ApproveChangeRequest` operationId).
 	ApproveChangeRequestWithResponse(ctx context.Context, envId EnvId, id IntegerId, reqEditors ...RequestEditorFn) (*ApproveChangeRequestResponse, error)
 
 	// RejectChangeRequestWithBodyWithResponse Reject a change request
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The requester may reject their own request.
+	// Stores the optional `reason` (an empty one counts as none) and
+	// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+	// `change_request.rejected`. A request that is not pending: 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7497,6 +9551,12 @@ type ClientWithResponsesInterface interface {
 
 	// RejectChangeRequestWithResponse Reject a change request
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The requester may reject their own request.
+	// Stores the optional `reason` (an empty one counts as none) and
+	// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+	// `change_request.rejected`. A request that is not pending: 409.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/change-requests/{id}/reject (the `RejectChangeRequest` operationId).
@@ -7504,7 +9564,14 @@ type ClientWithResponsesInterface interface {
 
 	// IngestEventsWithBodyWithResponse Report a batch of goal events (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+	// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+	// time, and a later time is set to it, so a conversion never sorts before its exposure.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7513,7 +9580,14 @@ type ClientWithResponsesInterface interface {
 
 	// IngestEventsWithResponse Report a batch of goal events (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+	// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+	// time, and a later time is set to it, so a conversion never sorts before its exposure.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7522,12 +9596,19 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventKeysWithResponse Summary of the goal event keys seen
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. One entry per goal event key seen, ordered by key: `total`, `unique_users`
+	// and `last_seen`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/events/keys (the `ListEventKeys` operationId).
 	ListEventKeysWithResponse(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*ListEventKeysResponse, error)
 
 	// ListExperimentsWithResponse List experiments
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Newest first.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7536,12 +9617,24 @@ type ClientWithResponsesInterface interface {
 
 	// CreateExperimentWithBodyWithResponse Create an experiment (starts running)
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+	// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+	// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+	// name an existing flag yet.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/experiments (the `CreateExperiment` operationId).
 	CreateExperimentWithBodyWithResponse(ctx context.Context, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateExperimentResponse, error)
 
 	// CreateExperimentWithResponse Create an experiment (starts running)
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+	// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+	// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+	// name an existing flag yet.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7550,12 +9643,19 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteExperimentWithResponse Delete an experiment
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The experiment's impressions and goal events
+	// are kept.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/environments/{env_id}/experiments/{key} (the `DeleteExperiment` operationId).
 	DeleteExperimentWithResponse(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*DeleteExperimentResponse, error)
 
 	// GetExperimentWithResponse Get an experiment
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The experiment's definition; its numbers are under `/results`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7564,12 +9664,24 @@ type ClientWithResponsesInterface interface {
 
 	// PatchExperimentWithBodyWithResponse Update an experiment
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+	// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+	// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+	// status or an invalid key: 422.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/environments/{env_id}/experiments/{key} (the `PatchExperiment` operationId).
 	PatchExperimentWithBodyWithResponse(ctx context.Context, envId EnvId, key ExperimentKey, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchExperimentResponse, error)
 
 	// PatchExperimentWithResponse Update an experiment
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+	// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+	// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+	// status or an invalid key: 422.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7578,6 +9690,14 @@ type ClientWithResponsesInterface interface {
 
 	// GetExperimentResultsWithResponse Results of an experiment
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. A user enters at their first exposure to the flag and stays in the variant
+	// seen then; anonymous evaluations are excluded. A user converts with a goal event of
+	// `goal_event_key` at or after that first exposure. The control is `control_variant` when
+	// it appears in the data, else the most-exposed variant; variants are listed control
+	// first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
+	// null for the control and when undefined; `significant` means `p_value` < 0.05.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
@@ -7585,7 +9705,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListFlagsWithResponse List the flags of an environment
 	//
-	// Segment references are left unexpanded.
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Flags as stored, ordered by key, with segment references unexpanded (SDKs
+	// receive them expanded from `/stream` and `/flags/snapshot`). `archived` filters.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7594,12 +9716,30 @@ type ClientWithResponsesInterface interface {
 
 	// PutFlagWithBodyWithResponse Create a flag, or replace it entirely when the key exists
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+	// an existing flag of that key (fields left out take their defaults). Replacing while the
+	// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+	// answers 422 with one `details` entry per field path (`rules.0.operator`,
+	// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+	// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+	// UPSERT on the environment's streams, the notification `flag.created`.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/flags (the `PutFlag` operationId).
 	PutFlagWithBodyWithResponse(ctx context.Context, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutFlagResponse, error)
 
 	// PutFlagWithResponse Create a flag, or replace it entirely when the key exists
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+	// an existing flag of that key (fields left out take their defaults). Replacing while the
+	// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+	// answers 422 with one `details` entry per field path (`rules.0.operator`,
+	// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+	// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+	// UPSERT on the environment's streams, the notification `flag.created`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7608,12 +9748,20 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteFlagWithResponse Delete a flag
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Side effects: an audit entry (`delete`), a
+	// DELETE update on the environment's streams, the notification `flag.deleted`. 409 while
+	// the environment requires approval.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/environments/{env_id}/flags/{key} (the `DeleteFlag` operationId).
 	DeleteFlagWithResponse(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*DeleteFlagResponse, error)
 
 	// GetFlagWithResponse Get a flag
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The flag as stored, with segment references unexpanded.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7622,9 +9770,16 @@ type ClientWithResponsesInterface interface {
 
 	// PatchFlagWithBodyWithResponse Apply a JSON merge patch (RFC 7396) to a flag
 	//
-	// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-	// When the environment requires approval the patch is validated and queued as a change
-	// request (202) and the flag is left unchanged.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+	// clears a nullable field or restores a field's default. The key is immutable (422). The
+	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+	// notification `flag.updated`.
+	//
+	// When the environment requires approval the patch is validated against the current flag
+	// and queued as a change request instead (202 with the change request, notification
+	// `change_request.opened`); the flag is left unchanged until someone else approves it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7633,9 +9788,16 @@ type ClientWithResponsesInterface interface {
 
 	// PatchFlagWithResponse Apply a JSON merge patch (RFC 7396) to a flag
 	//
-	// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-	// When the environment requires approval the patch is validated and queued as a change
-	// request (202) and the flag is left unchanged.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+	// clears a nullable field or restores a field's default. The key is immutable (422). The
+	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+	// notification `flag.updated`.
+	//
+	// When the environment requires approval the patch is validated against the current flag
+	// and queued as a change request instead (202 with the change request, notification
+	// `change_request.opened`); the flag is left unchanged until someone else approves it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7644,9 +9806,16 @@ type ClientWithResponsesInterface interface {
 
 	// PatchFlagWithApplicationMergePatchPlusJSONBodyWithResponse Apply a JSON merge patch (RFC 7396) to a flag
 	//
-	// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-	// When the environment requires approval the patch is validated and queued as a change
-	// request (202) and the flag is left unchanged.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+	// clears a nullable field or restores a field's default. The key is immutable (422). The
+	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+	// notification `flag.updated`.
+	//
+	// When the environment requires approval the patch is validated against the current flag
+	// and queued as a change request instead (202 with the change request, notification
+	// `change_request.opened`); the flag is left unchanged until someone else approves it.
 	//
 	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7655,7 +9824,12 @@ type ClientWithResponsesInterface interface {
 
 	// ArchiveFlagWithResponse Archive a flag (sets archived_at)
 	//
-	// Archived flags stay in the stream and evaluate normally.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Sets `archived_at`. Archived flags stay in
+	// the stream and evaluate normally, so this is allowed while the environment requires
+	// approval. Side effects: version + 1, an audit entry (`archive`), an UPSERT on the
+	// environment's streams, the notification `flag.updated`. Archiving an archived flag
+	// changes nothing.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7664,7 +9838,16 @@ type ClientWithResponsesInterface interface {
 
 	// PromoteFlagWithBodyWithResponse Copy a flag's configuration into another environment
 	//
-	// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+	// Needs read access to the flag's environment and write access (editor or admin) to the
+	// target, which may belong to another project; client keys get 403, and server SDK keys,
+	// which reach only their own environment, cannot promote. Copies the flag's configuration
+	// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+	// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+	// an address); one they may only read, 403; the flag's own environment, 422; a target that
+	// requires approval, 409. Rules that reference a segment need a segment of that key in the
+	// target (422 naming the rule). The target gets an audit entry `promote`
+	// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+	// `flag.promoted`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7673,7 +9856,16 @@ type ClientWithResponsesInterface interface {
 
 	// PromoteFlagWithResponse Copy a flag's configuration into another environment
 	//
-	// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+	// Needs read access to the flag's environment and write access (editor or admin) to the
+	// target, which may belong to another project; client keys get 403, and server SDK keys,
+	// which reach only their own environment, cannot promote. Copies the flag's configuration
+	// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+	// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+	// an address); one they may only read, 403; the flag's own environment, 422; a target that
+	// requires approval, 409. Rules that reference a segment need a segment of that key in the
+	// target (422 naming the rule). The target gets an audit entry `promote`
+	// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+	// `flag.promoted`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7682,6 +9874,10 @@ type ClientWithResponsesInterface interface {
 
 	// ListFlagScheduledChangesWithResponse List the scheduled changes of one flag
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The flag's scheduled changes ordered by `scheduled_at`; executed ones stay
+	// listed with `executed_at` set, and failed attempts show in `attempts` and `last_error`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/flags/{key}/scheduled-changes (the `ListFlagScheduledChanges` operationId).
@@ -7689,7 +9885,14 @@ type ClientWithResponsesInterface interface {
 
 	// CreateScheduledChangeWithBodyWithResponse Schedule a merge patch for a flag
 	//
-	// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+	// against the current flag now (422 with `details` naming the flag field when it would not
+	// apply). At `scheduled_at` the background runner applies it to the flag as it then
+	// stands, through the same path as a PATCH: version + 1, an audit entry with
+	// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+	// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+	// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7698,7 +9901,14 @@ type ClientWithResponsesInterface interface {
 
 	// CreateScheduledChangeWithResponse Schedule a merge patch for a flag
 	//
-	// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+	// against the current flag now (422 with `details` naming the flag field when it would not
+	// apply). At `scheduled_at` the background runner applies it to the flag as it then
+	// stands, through the same path as a PATCH: version + 1, an audit entry with
+	// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+	// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+	// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7707,12 +9917,24 @@ type ClientWithResponsesInterface interface {
 
 	// UnarchiveFlagWithResponse Unarchive a flag (clears archived_at)
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Clears `archived_at`; allowed while the
+	// environment requires approval. Side effects: version + 1, an audit entry (`unarchive`),
+	// an UPSERT on the environment's streams, the notification `flag.updated`. Unarchiving an
+	// active flag changes nothing.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/flags/{key}/unarchive (the `UnarchiveFlag` operationId).
 	UnarchiveFlagWithResponse(ctx context.Context, envId EnvId, key FlagKey, reqEditors ...RequestEditorFn) (*UnarchiveFlagResponse, error)
 
 	// ListImpressionsWithResponse List impressions
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Newest first (by id). `flag_key`, `user_id` and `value` are exact filters.
+	// `limit` is clamped to 1 to 200 (default 50) and `offset` pages; `since_id` returns only
+	// rows with a greater id, for a live tail, and then `offset` is ignored. `total` counts
+	// the rows matching the filters, ignoring `since_id`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7721,7 +9943,15 @@ type ClientWithResponsesInterface interface {
 
 	// IngestImpressionsWithBodyWithResponse Report a batch of impressions (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+	// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+	// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+	// experiment results) include the batch.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7730,7 +9960,15 @@ type ClientWithResponsesInterface interface {
 
 	// IngestImpressionsWithResponse Report a batch of impressions (SDK key allowed)
 	//
-	// Up to 500 items; a larger batch answers 413.
+	// Any credential that may read the environment, viewers and `read_only` tokens included,
+	// and the server and client SDK keys of this environment (a key of another environment
+	// gets 404). Browsers may call it from any origin (CORS), with a client key as
+	// `Authorization: Bearer`.
+	//
+	// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+	// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+	// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+	// experiment results) include the batch.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7739,12 +9977,23 @@ type ClientWithResponsesInterface interface {
 
 	// GetExposureWithResponse Exposure breakdown of one flag
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. `flag_key` is required (missing, or over 100 characters: 422). Totals and
+	// per-value counts cover every retained impression of the flag; `timeline` lists, per
+	// value, the UTC days with impressions among the last `days` (clamped to 1 to 90, default
+	// 14, today included).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/impressions/exposure (the `GetExposure` operationId).
 	GetExposureWithResponse(ctx context.Context, envId EnvId, params *GetExposureParams, reqEditors ...RequestEditorFn) (*GetExposureResponse, error)
 
 	// GetImpressionStatsWithResponse Per-flag impression statistics
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. One entry per flag key that has impressions, ordered by key: `total`,
+	// `true_count`, `false_count`, `unique_users` (distinct non-null `user_id`s) and
+	// `last_seen`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7753,12 +10002,22 @@ type ClientWithResponsesInterface interface {
 
 	// ListIntegrationsWithResponse List chat integrations (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. Newest first. The webhook URL is a credential and is never
+	// returned: `webhook_url_preview` shows `…` and its last 4 characters.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/integrations (the `ListIntegrations` operationId).
 	ListIntegrationsWithResponse(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*ListIntegrationsResponse, error)
 
 	// CreateIntegrationWithBodyWithResponse Connect a chat integration (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+	// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+	// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+	// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+	// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7767,12 +10026,21 @@ type ClientWithResponsesInterface interface {
 
 	// CreateIntegrationWithResponse Connect a chat integration (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+	// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+	// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+	// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+	// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/integrations (the `CreateIntegration` operationId).
 	CreateIntegrationWithResponse(ctx context.Context, envId EnvId, body CreateIntegrationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateIntegrationResponse, error)
 
 	// DeleteIntegrationWithResponse Disconnect a chat integration (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Stops its
+	// alerts and drops its undelivered notifications. Unknown id: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7781,12 +10049,20 @@ type ClientWithResponsesInterface interface {
 
 	// PatchIntegrationWithBodyWithResponse Update a chat integration (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+	// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+	// create rules (422). Unknown id: 404.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/environments/{env_id}/integrations/{id} (the `PatchIntegration` operationId).
 	PatchIntegrationWithBodyWithResponse(ctx context.Context, envId EnvId, id UuidId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchIntegrationResponse, error)
 
 	// PatchIntegrationWithResponse Update a chat integration (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+	// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+	// create rules (422). Unknown id: 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7795,12 +10071,22 @@ type ClientWithResponsesInterface interface {
 
 	// ListIntegrationDeliveriesWithResponse Recent delivery attempts of a chat integration (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. One row per attempt: the event, the status code, the start of the
+	// answer's body or the transport error. Newest first; the latest 200 per integration are
+	// kept. Unknown id: 404.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/integrations/{id}/deliveries (the `ListIntegrationDeliveries` operationId).
 	ListIntegrationDeliveriesWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*ListIntegrationDeliveriesResponse, error)
 
 	// TestIntegrationWithResponse Send the sample event `test` through the real delivery path (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Sends the
+	// event `test` once, synchronously, through the real rendering, HTTP client and delivery
+	// log, even to a disabled integration, and answers 200 with the delivery row whatever the
+	// provider answered: read its `status_code` and `error`. Unknown id: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7809,7 +10095,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListScheduledChangesWithResponse List the scheduled changes of an environment
 	//
-	// Executed changes stay listed, with executed_at set.
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Every flag's scheduled changes, ordered by `scheduled_at`. Executed
+	// changes stay listed, with `executed_at` set.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7818,12 +10106,19 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteScheduledChangeWithResponse Delete a pending scheduled change
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Removes a pending change. One that was
+	// already executed, or an unknown id, answers 404.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/environments/{env_id}/scheduled-changes/{id} (the `DeleteScheduledChange` operationId).
 	DeleteScheduledChangeWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*DeleteScheduledChangeResponse, error)
 
 	// ListSegmentsWithResponse List segments
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The environment's segments, ordered by key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7832,12 +10127,26 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSegmentWithBodyWithResponse Create a segment
 	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+	// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+	// take the flag rule format, but cannot reference another segment or carry `variants` or
+	// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+	// add no audit entry and send no notification.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/segments (the `CreateSegment` operationId).
 	CreateSegmentWithBodyWithResponse(ctx context.Context, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error)
 
 	// CreateSegmentWithResponse Create a segment
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+	// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+	// take the flag rule format, but cannot reference another segment or carry `variants` or
+	// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+	// add no audit entry and send no notification.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7846,7 +10155,10 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteSegmentWithResponse Delete a segment
 	//
-	// Every flag that referenced it is re-broadcast without the segment's rules.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Every flag that referenced the segment gets
+	// a new version and is re-broadcast (UPSERT) without the segment's rules. 409 while the
+	// environment requires approval.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7855,6 +10167,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetSegmentWithResponse Get a segment
 	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The segment with its rules.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/segments/{key} (the `GetSegment` operationId).
@@ -7862,7 +10177,11 @@ type ClientWithResponsesInterface interface {
 
 	// PatchSegmentWithBodyWithResponse Update a segment's name, description or rules
 	//
-	// Every flag that references the segment is re-broadcast to stream clients.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+	// clears it) and `rules`. Every flag that references the segment gets a new version and is
+	// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+	// approval.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7871,7 +10190,11 @@ type ClientWithResponsesInterface interface {
 
 	// PatchSegmentWithResponse Update a segment's name, description or rules
 	//
-	// Every flag that references the segment is re-broadcast to stream clients.
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+	// clears it) and `rules`. Every flag that references the segment gets a new version and is
+	// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+	// approval.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7880,12 +10203,24 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhooksWithResponse List webhooks (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. Newest first. The secret is never returned; `has_secret` says
+	// whether one is set.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/webhooks (the `ListWebhooks` operationId).
 	ListWebhooksWithResponse(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
 
 	// CreateWebhookWithBodyWithResponse Create a webhook (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+	// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+	// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+	// `X-Service-Delivery` and, when a `secret` is set,
+	// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+	// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+	// `docs/governance.md`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7894,12 +10229,23 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Create a webhook (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+	// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+	// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+	// `X-Service-Delivery` and, when a `secret` is set,
+	// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+	// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+	// `docs/governance.md`.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/environments/{env_id}/webhooks (the `CreateWebhook` operationId).
 	CreateWebhookWithResponse(ctx context.Context, envId EnvId, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// DeleteWebhookWithResponse Delete a webhook (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Also
+	// deletes its delivery log and its undelivered notifications. Unknown id: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7908,12 +10254,22 @@ type ClientWithResponsesInterface interface {
 
 	// PatchWebhookWithBodyWithResponse Update a webhook (project admin)
 	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+	// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+	// disabled webhook receives nothing, notifications queued before it was disabled included.
+	// Unknown id: 404.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/environments/{env_id}/webhooks/{id} (the `PatchWebhook` operationId).
 	PatchWebhookWithBodyWithResponse(ctx context.Context, envId EnvId, id UuidId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchWebhookResponse, error)
 
 	// PatchWebhookWithResponse Update a webhook (project admin)
+	//
+	// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+	// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+	// disabled webhook receives nothing, notifications queued before it was disabled included.
+	// Unknown id: 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7922,12 +10278,20 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookDeliveriesWithResponse Delivery log of a webhook (project admin)
 	//
+	// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+	// client keys get 403. One row per attempt, retries included: the status code and the
+	// start of the answer's body, or the transport error when no answer came. Newest first, at
+	// most 100. Unknown webhook: 404.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveriesWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
 
 	// GetOpenAPIDocumentWithResponse This document, as JSON
+	//
+	// No credential. The document the server was built from (its handlers, request validation
+	// and clients are generated from it), as JSON. `info.version` follows the product version.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7936,7 +10300,10 @@ type ClientWithResponsesInterface interface {
 
 	// ListProjectsWithResponse List projects
 	//
-	// All projects for workspace admins, otherwise only the caller's member projects.
+	// A user's session or personal access token; SDK keys get 403. Workspace admins see every
+	// project, everyone else the projects they are members of, newest first. Each project
+	// carries its environments (default first, with `require_approval`), so members who are
+	// not project admins can find the environments whose flags they may read.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7945,7 +10312,12 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProjectWithBodyWithResponse Create a project (workspace admin)
 	//
-	// Seeds Production, Staging and Development (the default) and one Production SDK key.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+	// environments Production, Staging and Development (the default) and one server SDK key
+	// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+	// derived from the name (ASCII letters and digits, lowercased; every other run of
+	// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+	// slug 422.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7954,7 +10326,12 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProjectWithResponse Create a project (workspace admin)
 	//
-	// Seeds Production, Staging and Development (the default) and one Production SDK key.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+	// environments Production, Staging and Development (the default) and one server SDK key
+	// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+	// derived from the name (ASCII letters and digits, lowercased; every other run of
+	// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+	// slug 422.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7963,7 +10340,11 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteProjectWithResponse Delete a project (workspace admin)
 	//
-	// Cascades to its environments, flags, SDK keys and impressions. The last project cannot be deleted (422).
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+	// before any lookup, even for an unknown id. Cascades to everything in the project:
+	// environments, flags, segments, SDK keys, impressions and events. Its SDK keys stop
+	// working at once on every instance and every stream they or the project's members hold
+	// ends. The last project cannot be deleted (422).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7972,12 +10353,20 @@ type ClientWithResponsesInterface interface {
 
 	// RenameProjectWithBodyWithResponse Rename a project (workspace admin)
 	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+	// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+	// from the new name; 409 when another project has it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/projects/{project_id} (the `RenameProject` operationId).
 	RenameProjectWithBodyWithResponse(ctx context.Context, projectId ProjectId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RenameProjectResponse, error)
 
 	// RenameProjectWithResponse Rename a project (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+	// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+	// from the new name; 409 when another project has it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7986,12 +10375,23 @@ type ClientWithResponsesInterface interface {
 
 	// ListEnvironmentsWithResponse List environments (project admin)
 	//
+	// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+	// is not a member of answers 404. The project's environments with their settings
+	// (`is_default`, `require_approval`), newest first. Other members find the environments
+	// they may read in `GET /api/projects`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/projects/{project_id}/environments (the `ListEnvironments` operationId).
 	ListEnvironmentsWithResponse(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*ListEnvironmentsResponse, error)
 
 	// CreateEnvironmentWithBodyWithResponse Create an environment (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+	// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+	// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+	// default nor requiring approval, with no flags and no SDK key.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8000,6 +10400,12 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEnvironmentWithResponse Create an environment (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+	// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+	// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+	// default nor requiring approval, with no flags and no SDK key.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/projects/{project_id}/environments (the `CreateEnvironment` operationId).
@@ -8007,7 +10413,12 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteEnvironmentWithResponse Delete an environment (project admin)
 	//
-	// The default environment and the last environment of a project cannot be deleted (422).
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Cascades to everything in it: flags, segments, SDK keys (which stop working at once
+	// on every instance, their streams ending), impressions, events, experiments, scheduled
+	// changes, change requests, webhooks and chat integrations. 422 for the default
+	// environment, the project's last environment, or one holding every server SDK key of the
+	// project (create a key in another environment first).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8016,12 +10427,20 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateEnvironmentWithBodyWithResponse Rename or recolour an environment (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+	// environment of another project: 404.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/projects/{project_id}/environments/{env_id} (the `UpdateEnvironment` operationId).
 	UpdateEnvironmentWithBodyWithResponse(ctx context.Context, projectId ProjectId, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateEnvironmentResponse, error)
 
 	// UpdateEnvironmentWithResponse Rename or recolour an environment (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+	// environment of another project: 404.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8030,12 +10449,22 @@ type ClientWithResponsesInterface interface {
 
 	// SetDefaultEnvironmentWithResponse Make this the project's default environment (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. The previous default loses the mark in the same transaction, so a project always
+	// has exactly one default. Calling it for the current default changes nothing.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/projects/{project_id}/environments/{env_id}/default (the `SetDefaultEnvironment` operationId).
 	SetDefaultEnvironmentWithResponse(ctx context.Context, projectId ProjectId, envId EnvId, reqEditors ...RequestEditorFn) (*SetDefaultEnvironmentResponse, error)
 
 	// SetRequireApprovalWithBodyWithResponse Turn the approval requirement on or off (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+	// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+	// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+	// until it is turned off. Pending change requests stay pending either way.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8044,6 +10473,12 @@ type ClientWithResponsesInterface interface {
 
 	// SetRequireApprovalWithResponse Turn the approval requirement on or off (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+	// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+	// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+	// until it is turned off. Pending change requests stay pending either way.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/projects/{project_id}/environments/{env_id}/require-approval (the `SetRequireApproval` operationId).
@@ -8051,7 +10486,11 @@ type ClientWithResponsesInterface interface {
 
 	// DiffFlagsWithResponse Compare the flags of two environments
 	//
-	// Both environments must belong to the project. Every flag field is compared except environment_id, version, created_at and updated_at.
+	// Any project member; SDK keys get 403, and a project the caller is not a member of
+	// answers 404. `from` and `to` must be environments of this project (404 otherwise). Each
+	// key present in either is `only_in_from`, `only_in_to`, `same`, or `different` with the
+	// `changed_fields`; every flag field is compared except `environment_id`, `version`,
+	// `created_at` and `updated_at`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8060,12 +10499,23 @@ type ClientWithResponsesInterface interface {
 
 	// ListSdkKeysWithResponse List SDK keys (project admin)
 	//
+	// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+	// is not a member of answers 404. Keys of both kinds, `server` and `client`, newest first,
+	// with their `prefix` (the first 12 characters) but never the full value.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/projects/{project_id}/keys (the `ListSdkKeys` operationId).
 	ListSdkKeysWithResponse(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*ListSdkKeysResponse, error)
 
 	// CreateSdkKeyWithBodyWithResponse Create an SDK key (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+	// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+	// may only evaluate `client_side` flags through OFREP and report impressions and events).
+	// Any other value, other spellings included: 422. `environment_id` must be an environment
+	// of this project (422 naming it otherwise). The full key is in this response only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8074,6 +10524,13 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSdkKeyWithResponse Create an SDK key (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+	// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+	// may only evaluate `client_side` flags through OFREP and report impressions and events).
+	// Any other value, other spellings included: 422. `environment_id` must be an environment
+	// of this project (422 naming it otherwise). The full key is in this response only.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/projects/{project_id}/keys (the `CreateSdkKey` operationId).
@@ -8081,7 +10538,10 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeSdkKeyWithResponse Revoke an SDK key (project admin)
 	//
-	// Revocation is immediate on every instance. The last key of a project cannot be revoked (422).
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. The key answers 401 from its next request on, on every instance, and every stream
+	// it holds (`/stream`, OFREP event streams) ends. The project's last server key cannot be
+	// revoked (422); client keys always can. A key of another project: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8090,12 +10550,21 @@ type ClientWithResponsesInterface interface {
 
 	// ListMembersWithResponse List project members (project admin)
 	//
+	// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+	// is not a member of answers 404. Each member with the user's name, email and role in this
+	// project, newest first.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/projects/{project_id}/members (the `ListMembers` operationId).
 	ListMembersWithResponse(ctx context.Context, projectId ProjectId, reqEditors ...RequestEditorFn) (*ListMembersResponse, error)
 
 	// AddMemberWithBodyWithResponse Add a member (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+	// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+	// already a member: 409; another role: 422.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8104,12 +10573,21 @@ type ClientWithResponsesInterface interface {
 
 	// AddMemberWithResponse Add a member (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+	// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+	// already a member: 409; another role: 422.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/projects/{project_id}/members (the `AddMember` operationId).
 	AddMemberWithResponse(ctx context.Context, projectId ProjectId, body AddMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*AddMemberResponse, error)
 
 	// RemoveMemberWithResponse Remove a member (project admin); the account is kept
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. The user loses the project at once: it answers 404 to their next request and their
+	// open streams end. The account and its other memberships are kept. Not a member: 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8118,12 +10596,22 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateMemberWithBodyWithResponse Change a member's role (project admin)
 	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes the member's role in this project only; it applies from their next request
+	// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+	// admin" rule, as workspace admins can always recover a project.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/projects/{project_id}/members/{user_id} (the `UpdateMember` operationId).
 	UpdateMemberWithBodyWithResponse(ctx context.Context, projectId ProjectId, userId UserIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMemberResponse, error)
 
 	// UpdateMemberWithResponse Change a member's role (project admin)
+	//
+	// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+	// 404. Changes the member's role in this project only; it applies from their next request
+	// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+	// admin" rule, as workspace admins can always recover a project.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8132,6 +10620,11 @@ type ClientWithResponsesInterface interface {
 
 	// ListTokensWithResponse The caller's personal access tokens
 	//
+	// A user's session or personal access token; SDK keys get 403. Only the caller's own
+	// tokens (nobody, not even a workspace admin, sees another user's), newest first, with
+	// `prefix`, `scope`, `expires_at` and `last_used_at` (recorded at most once a minute),
+	// never the full value.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/tokens (the `ListTokens` operationId).
@@ -8139,7 +10632,11 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTokenWithBodyWithResponse Create a personal access token
 	//
-	// A read_only-scoped caller cannot create a read_write token (403).
+	// A user's session or personal access token; SDK keys get 403. The token acts as the
+	// caller with their current roles; `read_only` caps it to reads. A caller using a
+	// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+	// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+	// in this response only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8148,7 +10645,11 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTokenWithResponse Create a personal access token
 	//
-	// A read_only-scoped caller cannot create a read_write token (403).
+	// A user's session or personal access token; SDK keys get 403. The token acts as the
+	// caller with their current roles; `read_only` caps it to reads. A caller using a
+	// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+	// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+	// in this response only.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8157,12 +10658,19 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteTokenWithResponse Revoke one of the caller's tokens
 	//
+	// A user's session or personal access token; SDK keys get 403. A `read_only` token may not
+	// delete tokens (403). Another user's token, or an unknown id: 404. The token answers 401
+	// from its next request on, and its open streams end.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/tokens/{id} (the `DeleteToken` operationId).
 	DeleteTokenWithResponse(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*DeleteTokenResponse, error)
 
 	// ListUsersWithResponse List workspace users (workspace admin)
+	//
+	// Workspace admins (`read_only` tokens included); everyone else and SDK keys get 403.
+	// Newest first, with each user's workspace role; password hashes are never returned.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8171,12 +10679,22 @@ type ClientWithResponsesInterface interface {
 
 	// CreateUserWithBodyWithResponse Create a workspace user (workspace admin)
 	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+	// `role` counts only as admin or not: access to projects comes from memberships
+	// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+	// case (409); the password needs at least 8 characters (422).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/users (the `CreateUser` operationId).
 	CreateUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUserResponse, error)
 
 	// CreateUserWithResponse Create a workspace user (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+	// `role` counts only as admin or not: access to projects comes from memberships
+	// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+	// case (409); the password needs at least 8 characters (422).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8185,7 +10703,9 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteUserWithResponse Delete a user (workspace admin)
 	//
-	// Cascades to the user's sessions and tokens. Deleting yourself or the last admin answers 422.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
+	// the user's sessions, tokens and memberships: every credential of theirs stops working at
+	// once and their open streams end. Deleting yourself or the last admin answers 422.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8194,7 +10714,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateUserWithBodyWithResponse Change a user's name or workspace role (workspace admin)
 	//
-	// An extension of the specification. Demoting the last admin answers 422.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+	// of the specification: changes `name` and the workspace `role`. A new role applies from
+	// the user's next request on, and their open streams end. Demoting the last admin answers
+	// 422; an admin may demote themselves otherwise.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8203,7 +10726,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateUserWithResponse Change a user's name or workspace role (workspace admin)
 	//
-	// An extension of the specification. Demoting the last admin answers 422.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+	// of the specification: changes `name` and the workspace `role`. A new role applies from
+	// the user's next request on, and their open streams end. Demoting the last admin answers
+	// 422; an admin may demote themselves otherwise.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8212,15 +10738,23 @@ type ClientWithResponsesInterface interface {
 
 	// GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
 	//
-	// The same flags as a stream bootstrap, for clients that cannot hold a stream. Supports
-	// `ETag` / `If-None-Match` (304). Session-cookie authentication is not supported (400).
+	// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
+	// access token answers 400, a client key 403. The same flags as a stream bootstrap, for
+	// clients that cannot hold a stream. Supports `ETag` / `If-None-Match` (304). With
+	// `Accept-Encoding: gzip` the body is gzip-compressed and carries the weak form of the
+	// same tag; either form revalidates.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /flags/snapshot (the `GetFlagsSnapshot` operationId).
 	GetFlagsSnapshotWithResponse(ctx context.Context, params *GetFlagsSnapshotParams, reqEditors ...RequestEditorFn) (*GetFlagsSnapshotResponse, error)
 
-	// GetHealthWithResponse Liveness check
+	// GetHealthWithResponse Health check
+	//
+	// 200 `OK` while the server can reach its database; 503 while it cannot, the same
+	// answer (with `Retry-After`) that any other route gives during a database outage.
+	// The database is pinged at most once a second, with a 2-second timeout, however
+	// often this is probed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8238,16 +10772,101 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /metrics (the `GetMetrics` operationId).
 	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
 
+	// OfrepConfigurationWithResponse What Switchyard supports (OFREP provider configuration)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. What OFREP providers ask first: the name, polling
+	// support with its minimum interval, and the supported flag types (`boolean`, `string`,
+	// `int`, `float`, `object`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /ofrep/v1/configuration (the `OfrepConfiguration` operationId).
+	OfrepConfigurationWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OfrepConfigurationResponse, error)
+
+	// OfrepEvaluateFlagsWithBodyWithResponse Evaluate every flag the key may see (OFREP bulk)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Every flag of the key's environment that the key may
+	// see (client keys: `client_side` flags only), archived ones included, with a strong
+	// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+	// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+	// the change-notification stream. Records no impression.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+	OfrepEvaluateFlagsWithBodyWithResponse(ctx context.Context, params *OfrepEvaluateFlagsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagsResponse, error)
+
+	// OfrepEvaluateFlagsWithResponse Evaluate every flag the key may see (OFREP bulk)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Every flag of the key's environment that the key may
+	// see (client keys: `client_side` flags only), archived ones included, with a strong
+	// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+	// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+	// the change-notification stream. Records no impression.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+	OfrepEvaluateFlagsWithResponse(ctx context.Context, params *OfrepEvaluateFlagsParams, body OfrepEvaluateFlagsJSONRequestBody, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagsResponse, error)
+
+	// OfrepEvaluateFlagWithBodyWithResponse Evaluate one flag (OFREP)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Evaluates one flag for the context with the same
+	// evaluator as the Go SDK, from memory (no database access). A client key sees only
+	// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+	// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+	// Browsers may call it from any origin (CORS).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+	OfrepEvaluateFlagWithBodyWithResponse(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagResponse, error)
+
+	// OfrepEvaluateFlagWithResponse Evaluate one flag (OFREP)
+	//
+	// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+	// and personal access tokens get 403. Evaluates one flag for the context with the same
+	// evaluator as the Go SDK, from memory (no database access). A client key sees only
+	// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+	// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+	// Browsers may call it from any origin (CORS).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+	OfrepEvaluateFlagWithResponse(ctx context.Context, key string, body OfrepEvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagResponse, error)
+
+	// OfrepEventsWithResponse Change notifications of a key's environment (OFREP event stream)
+	//
+	// No other credential: the URL comes from a bulk answer's `eventStreams`, and its `token`
+	// names the key without carrying it. The token stops working when the key is revoked (401;
+	// open streams end). After each change of the environment's flags: an unnamed event whose
+	// data is `{"type": "refetchEvaluation", "etag": "…"}` (bursts coalesce); a `: keep-alive`
+	// comment every 15 seconds; no flag data.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /ofrep/v1/events (the `OfrepEvents` operationId).
+	OfrepEventsWithResponse(ctx context.Context, params *OfrepEventsParams, reqEditors ...RequestEditorFn) (*OfrepEventsResponse, error)
+
 	// StreamWithResponse Server-Sent Events stream of flag changes
 	//
-	// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one `update`
-	// (UPSERT) per current flag, `ready` (a JSON string holding the number of flags sent), then
-	// live `update` events and a `: keep-alive` comment every 15 seconds. Each `data:` line holds
-	// one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+	// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one
+	// `update` (UPSERT) per current flag, `ready` (a JSON string holding the number of flags
+	// sent), then live `update` events and a `: keep-alive` comment every 15 seconds. Each
+	// `data:` line holds one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+	// Flags arrive segment-expanded.
 	//
-	// An SDK key (header, or the `sdk_key` query for clients that cannot set headers) streams its
-	// environment. A session cookie or personal access token streams every environment the user
-	// can read, optionally narrowed by `environment_id`; `connected.environment_id` is then null.
+	// A server SDK key (header, or the `sdk_key` query for clients that cannot set headers)
+	// streams its environment. A session cookie or personal access token streams every
+	// environment the user can read, optionally narrowed by `environment_id` (404 for one they
+	// cannot see); `connected.environment_id` is then null. Client keys get 403. When the
+	// credential ends (revoked, logged out, user deleted) the stream ends; clients reconnect
+	// and rebuild from the replay.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13570,6 +16189,8 @@ type GetFlagsSnapshotResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetFlagsSnapshotResponse200Headers
 }
@@ -13587,6 +16208,11 @@ func (r GetFlagsSnapshotResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetFlagsSnapshotResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetFlagsSnapshotResponse) GetJSON403() *Error {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -13618,16 +16244,30 @@ func (r GetFlagsSnapshotResponse) ContentType() string {
 	return ""
 }
 
+// GetHealthResponse503Headers the declared response headers of an HTTP 503 response for GetHealth
+type GetHealthResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetHealthResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *MethodNotAllowed
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHealthResponse503Headers
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r GetHealthResponse) GetJSON405() *MethodNotAllowed {
 	return r.JSON405
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetHealthResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13700,11 +16340,261 @@ func (r GetMetricsResponse) ContentType() string {
 	return ""
 }
 
+type OfrepConfigurationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OfrepConfiguration
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OfrepConfigurationResponse) GetJSON200() *OfrepConfiguration {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OfrepConfigurationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OfrepConfigurationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r OfrepConfigurationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OfrepConfigurationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OfrepConfigurationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OfrepConfigurationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OfrepEvaluateFlagsResponse200Headers the declared response headers of an HTTP 200 response for OfrepEvaluateFlags
+type OfrepEvaluateFlagsResponse200Headers struct {
+	ETag *string
+}
+
+type OfrepEvaluateFlagsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OfrepBulkResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OfrepBulkError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *OfrepEvaluateFlagsResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OfrepEvaluateFlagsResponse) GetJSON200() *OfrepBulkResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OfrepEvaluateFlagsResponse) GetJSON400() *OfrepBulkError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OfrepEvaluateFlagsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OfrepEvaluateFlagsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OfrepEvaluateFlagsResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r OfrepEvaluateFlagsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OfrepEvaluateFlagsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OfrepEvaluateFlagsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OfrepEvaluateFlagsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OfrepEvaluateFlagResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OfrepResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OfrepError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OfrepError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OfrepEvaluateFlagResponse) GetJSON200() *OfrepResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OfrepEvaluateFlagResponse) GetJSON400() *OfrepError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OfrepEvaluateFlagResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OfrepEvaluateFlagResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OfrepEvaluateFlagResponse) GetJSON404() *OfrepError {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OfrepEvaluateFlagResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r OfrepEvaluateFlagResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OfrepEvaluateFlagResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OfrepEvaluateFlagResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OfrepEvaluateFlagResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OfrepEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OfrepEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r OfrepEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OfrepEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OfrepEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OfrepEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type StreamResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 }
@@ -13712,6 +16602,11 @@ type StreamResponse struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StreamResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamResponse) GetJSON403() *Error {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13750,6 +16645,13 @@ func (r StreamResponse) ContentType() string {
 
 // LoginWithBodyWithResponse Log in with email and password
 //
+// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+// Failures are counted per address, whether or not an account exists, so answers never
+// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+// minutes, and every attempt during the lock, even with the right password, answers 429
+// with `retry_after_seconds`. A success resets the count.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/auth/login (the `Login` operationId).
@@ -13762,6 +16664,13 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 }
 
 // LoginWithResponse Log in with email and password
+//
+// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+// regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+// Failures are counted per address, whether or not an account exists, so answers never
+// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+// minutes, and every attempt during the lock, even with the right password, answers 429
+// with `retry_after_seconds`. A success resets the count.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13776,6 +16685,12 @@ func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJ
 
 // LogoutWithResponse End the session
 //
+// A user's session or personal access token; SDK keys get 403. With the session cookie
+// (and `X-Service-Request: true`), deletes the session on the server, so a copied cookie
+// stops working everywhere at once, ends that session's open streams, and clears the
+// cookie. With a personal access token it changes nothing: revoke the token with
+// `DELETE /api/tokens/{id}`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/auth/logout (the `Logout` operationId).
@@ -13788,6 +16703,10 @@ func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, reqEditors
 }
 
 // GetCurrentUserWithResponse The logged-in user
+//
+// A user's session or personal access token; SDK keys get 403. The caller in the login
+// response's shape: id, email, name, workspace role, the workspace's name and whether
+// setup is complete. 401 without a valid session or token.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13802,7 +16721,10 @@ func (c *ClientWithResponses) GetCurrentUserWithResponse(ctx context.Context, re
 
 // SetupWorkspaceWithBodyWithResponse Create the first workspace admin (setup wizard)
 //
-// Accepted without authentication only while no user exists; afterwards 409.
+// No credential, and only while no user exists: once one does, 409. Creates the first
+// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+// characters, an empty name or an invalid email: 422.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13817,7 +16739,10 @@ func (c *ClientWithResponses) SetupWorkspaceWithBodyWithResponse(ctx context.Con
 
 // SetupWorkspaceWithResponse Create the first workspace admin (setup wizard)
 //
-// Accepted without authentication only while no user exists; afterwards 409.
+// No credential, and only while no user exists: once one does, 409. Creates the first
+// workspace admin, renames the workspace when `workspace_name` is given, and logs the
+// admin in like `POST /api/auth/login` (session cookie set). A password under 8
+// characters, an empty name or an invalid email: 422.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13832,6 +16757,9 @@ func (c *ClientWithResponses) SetupWorkspaceWithResponse(ctx context.Context, bo
 
 // GetWorkspaceWithResponse Workspace name and set-up state
 //
+// No credential: the dashboard reads it before anyone logs in. `is_setup_complete` is
+// false until the first user exists; until then `POST /api/auth/setup` creates that user.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/auth/workspace (the `GetWorkspace` operationId).
@@ -13844,6 +16772,13 @@ func (c *ClientWithResponses) GetWorkspaceWithResponse(ctx context.Context, reqE
 }
 
 // ListAuditWithResponse The environment's audit log
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
+// `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
+// `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
+// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
+// `offset` are clamped, never rejected.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13858,6 +16793,10 @@ func (c *ClientWithResponses) ListAuditWithResponse(ctx context.Context, envId E
 
 // ListChangeRequestsWithResponse List change requests
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Newest first. `status` (`pending`, `approved`, `rejected`, `cancelled`)
+// filters; omitted, every request is listed.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/change-requests (the `ListChangeRequests` operationId).
@@ -13870,6 +16809,11 @@ func (c *ClientWithResponses) ListChangeRequestsWithResponse(ctx context.Context
 }
 
 // CancelChangeRequestWithResponse Cancel a pending change request (its requester or a workspace admin)
+//
+// Its requester (the user, or the server SDK key, that opened it) or a workspace admin;
+// `read_only` tokens and client keys get 403. For anyone else, and for a request that is
+// not pending, the answer is 404. The request becomes `cancelled`; `reviewed_by` and
+// `reviewed_at` record who cancelled it. The flag is untouched.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13884,6 +16828,15 @@ func (c *ClientWithResponses) CancelChangeRequestWithResponse(ctx context.Contex
 
 // ApproveChangeRequestWithResponse Approve a change request and apply its patch to the flag's current state
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The requester can never approve their own
+// request (403). Applies the stored merge patch to the flag's current state (not a
+// snapshot taken when it was opened), in one transaction: version + 1, an audit entry
+// `update` with `metadata.source` `change_request`, an UPSERT on the environment's
+// streams, the notifications `change_request.approved` and `flag.updated`. A request that
+// is not pending (also when another reviewer approved it at the same moment): 409. A patch
+// that no longer validates against the current flag: 422, and the request stays pending.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/change-requests/{id}/approve (the `ApproveChangeRequest` operationId).
@@ -13896,6 +16849,12 @@ func (c *ClientWithResponses) ApproveChangeRequestWithResponse(ctx context.Conte
 }
 
 // RejectChangeRequestWithBodyWithResponse Reject a change request
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The requester may reject their own request.
+// Stores the optional `reason` (an empty one counts as none) and
+// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+// `change_request.rejected`. A request that is not pending: 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13910,6 +16869,12 @@ func (c *ClientWithResponses) RejectChangeRequestWithBodyWithResponse(ctx contex
 
 // RejectChangeRequestWithResponse Reject a change request
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The requester may reject their own request.
+// Stores the optional `reason` (an empty one counts as none) and
+// `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+// `change_request.rejected`. A request that is not pending: 409.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/change-requests/{id}/reject (the `RejectChangeRequest` operationId).
@@ -13923,7 +16888,14 @@ func (c *ClientWithResponses) RejectChangeRequestWithResponse(ctx context.Contex
 
 // IngestEventsWithBodyWithResponse Report a batch of goal events (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+// time, and a later time is set to it, so a conversion never sorts before its exposure.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13938,7 +16910,14 @@ func (c *ClientWithResponses) IngestEventsWithBodyWithResponse(ctx context.Conte
 
 // IngestEventsWithResponse Report a batch of goal events (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+// or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+// time, and a later time is set to it, so a conversion never sorts before its exposure.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13953,6 +16932,10 @@ func (c *ClientWithResponses) IngestEventsWithResponse(ctx context.Context, envI
 
 // ListEventKeysWithResponse Summary of the goal event keys seen
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. One entry per goal event key seen, ordered by key: `total`, `unique_users`
+// and `last_seen`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/events/keys (the `ListEventKeys` operationId).
@@ -13965,6 +16948,9 @@ func (c *ClientWithResponses) ListEventKeysWithResponse(ctx context.Context, env
 }
 
 // ListExperimentsWithResponse List experiments
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Newest first.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13979,6 +16965,12 @@ func (c *ClientWithResponses) ListExperimentsWithResponse(ctx context.Context, e
 
 // CreateExperimentWithBodyWithResponse Create an experiment (starts running)
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+// name an existing flag yet.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/experiments (the `CreateExperiment` operationId).
@@ -13991,6 +16983,12 @@ func (c *ClientWithResponses) CreateExperimentWithBodyWithResponse(ctx context.C
 }
 
 // CreateExperimentWithResponse Create an experiment (starts running)
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+// follow the flag key rules and `name` must not be empty (422); a `key` already used in
+// the environment answers 409. The experiment starts `running`; its `flag_key` need not
+// name an existing flag yet.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14005,6 +17003,10 @@ func (c *ClientWithResponses) CreateExperimentWithResponse(ctx context.Context, 
 
 // DeleteExperimentWithResponse Delete an experiment
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The experiment's impressions and goal events
+// are kept.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/environments/{env_id}/experiments/{key} (the `DeleteExperiment` operationId).
@@ -14017,6 +17019,9 @@ func (c *ClientWithResponses) DeleteExperimentWithResponse(ctx context.Context, 
 }
 
 // GetExperimentWithResponse Get an experiment
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The experiment's definition; its numbers are under `/results`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14031,6 +17036,12 @@ func (c *ClientWithResponses) GetExperimentWithResponse(ctx context.Context, env
 
 // PatchExperimentWithBodyWithResponse Update an experiment
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+// status or an invalid key: 422.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/environments/{env_id}/experiments/{key} (the `PatchExperiment` operationId).
@@ -14043,6 +17054,12 @@ func (c *ClientWithResponses) PatchExperimentWithBodyWithResponse(ctx context.Co
 }
 
 // PatchExperimentWithResponse Update an experiment
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+// `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+// and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+// status or an invalid key: 422.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14057,6 +17074,14 @@ func (c *ClientWithResponses) PatchExperimentWithResponse(ctx context.Context, e
 
 // GetExperimentResultsWithResponse Results of an experiment
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. A user enters at their first exposure to the flag and stays in the variant
+// seen then; anonymous evaluations are excluded. A user converts with a goal event of
+// `goal_event_key` at or after that first exposure. The control is `control_variant` when
+// it appears in the data, else the most-exposed variant; variants are listed control
+// first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
+// null for the control and when undefined; `significant` means `p_value` < 0.05.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
@@ -14070,7 +17095,9 @@ func (c *ClientWithResponses) GetExperimentResultsWithResponse(ctx context.Conte
 
 // ListFlagsWithResponse List the flags of an environment
 //
-// Segment references are left unexpanded.
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Flags as stored, ordered by key, with segment references unexpanded (SDKs
+// receive them expanded from `/stream` and `/flags/snapshot`). `archived` filters.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14085,6 +17112,15 @@ func (c *ClientWithResponses) ListFlagsWithResponse(ctx context.Context, envId E
 
 // PutFlagWithBodyWithResponse Create a flag, or replace it entirely when the key exists
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+// an existing flag of that key (fields left out take their defaults). Replacing while the
+// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+// answers 422 with one `details` entry per field path (`rules.0.operator`,
+// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+// UPSERT on the environment's streams, the notification `flag.created`.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/flags (the `PutFlag` operationId).
@@ -14097,6 +17133,15 @@ func (c *ClientWithResponses) PutFlagWithBodyWithResponse(ctx context.Context, e
 }
 
 // PutFlagWithResponse Create a flag, or replace it entirely when the key exists
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+// an existing flag of that key (fields left out take their defaults). Replacing while the
+// environment requires approval answers 409; creating is allowed. Input that breaks a rule
+// answers 422 with one `details` entry per field path (`rules.0.operator`,
+// `variants.2.weight`). `client_side` (default false) decides whether client keys may
+// evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+// UPSERT on the environment's streams, the notification `flag.created`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14111,6 +17156,11 @@ func (c *ClientWithResponses) PutFlagWithResponse(ctx context.Context, envId Env
 
 // DeleteFlagWithResponse Delete a flag
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Side effects: an audit entry (`delete`), a
+// DELETE update on the environment's streams, the notification `flag.deleted`. 409 while
+// the environment requires approval.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/environments/{env_id}/flags/{key} (the `DeleteFlag` operationId).
@@ -14123,6 +17173,9 @@ func (c *ClientWithResponses) DeleteFlagWithResponse(ctx context.Context, envId 
 }
 
 // GetFlagWithResponse Get a flag
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The flag as stored, with segment references unexpanded.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14137,9 +17190,16 @@ func (c *ClientWithResponses) GetFlagWithResponse(ctx context.Context, envId Env
 
 // PatchFlagWithBodyWithResponse Apply a JSON merge patch (RFC 7396) to a flag
 //
-// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-// When the environment requires approval the patch is validated and queued as a change
-// request (202) and the flag is left unchanged.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+// clears a nullable field or restores a field's default. The key is immutable (422). The
+// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+// notification `flag.updated`.
+//
+// When the environment requires approval the patch is validated against the current flag
+// and queued as a change request instead (202 with the change request, notification
+// `change_request.opened`); the flag is left unchanged until someone else approves it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14154,9 +17214,16 @@ func (c *ClientWithResponses) PatchFlagWithBodyWithResponse(ctx context.Context,
 
 // PatchFlagWithResponse Apply a JSON merge patch (RFC 7396) to a flag
 //
-// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-// When the environment requires approval the patch is validated and queued as a change
-// request (202) and the flag is left unchanged.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+// clears a nullable field or restores a field's default. The key is immutable (422). The
+// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+// notification `flag.updated`.
+//
+// When the environment requires approval the patch is validated against the current flag
+// and queued as a change request instead (202 with the change request, notification
+// `change_request.opened`); the flag is left unchanged until someone else approves it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14171,9 +17238,16 @@ func (c *ClientWithResponses) PatchFlagWithResponse(ctx context.Context, envId E
 
 // PatchFlagWithApplicationMergePatchPlusJSONBodyWithResponse Apply a JSON merge patch (RFC 7396) to a flag
 //
-// Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-// When the environment requires approval the patch is validated and queued as a change
-// request (202) and the flag is left unchanged.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+// clears a nullable field or restores a field's default. The key is immutable (422). The
+// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+// notification `flag.updated`.
+//
+// When the environment requires approval the patch is validated against the current flag
+// and queued as a change request instead (202 with the change request, notification
+// `change_request.opened`); the flag is left unchanged until someone else approves it.
 //
 // Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14188,7 +17262,12 @@ func (c *ClientWithResponses) PatchFlagWithApplicationMergePatchPlusJSONBodyWith
 
 // ArchiveFlagWithResponse Archive a flag (sets archived_at)
 //
-// Archived flags stay in the stream and evaluate normally.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Sets `archived_at`. Archived flags stay in
+// the stream and evaluate normally, so this is allowed while the environment requires
+// approval. Side effects: version + 1, an audit entry (`archive`), an UPSERT on the
+// environment's streams, the notification `flag.updated`. Archiving an archived flag
+// changes nothing.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14203,7 +17282,16 @@ func (c *ClientWithResponses) ArchiveFlagWithResponse(ctx context.Context, envId
 
 // PromoteFlagWithBodyWithResponse Copy a flag's configuration into another environment
 //
-// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+// Needs read access to the flag's environment and write access (editor or admin) to the
+// target, which may belong to another project; client keys get 403, and server SDK keys,
+// which reach only their own environment, cannot promote. Copies the flag's configuration
+// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+// an address); one they may only read, 403; the flag's own environment, 422; a target that
+// requires approval, 409. Rules that reference a segment need a segment of that key in the
+// target (422 naming the rule). The target gets an audit entry `promote`
+// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+// `flag.promoted`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14218,7 +17306,16 @@ func (c *ClientWithResponses) PromoteFlagWithBodyWithResponse(ctx context.Contex
 
 // PromoteFlagWithResponse Copy a flag's configuration into another environment
 //
-// Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+// Needs read access to the flag's environment and write access (editor or admin) to the
+// target, which may belong to another project; client keys get 403, and server SDK keys,
+// which reach only their own environment, cannot promote. Copies the flag's configuration
+// into `target_env_id` in one transaction, creating the flag there or replacing it. A
+// target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+// an address); one they may only read, 403; the flag's own environment, 422; a target that
+// requires approval, 409. Rules that reference a segment need a segment of that key in the
+// target (422 naming the rule). The target gets an audit entry `promote`
+// (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+// `flag.promoted`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14233,6 +17330,10 @@ func (c *ClientWithResponses) PromoteFlagWithResponse(ctx context.Context, envId
 
 // ListFlagScheduledChangesWithResponse List the scheduled changes of one flag
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The flag's scheduled changes ordered by `scheduled_at`; executed ones stay
+// listed with `executed_at` set, and failed attempts show in `attempts` and `last_error`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/flags/{key}/scheduled-changes (the `ListFlagScheduledChanges` operationId).
@@ -14246,7 +17347,14 @@ func (c *ClientWithResponses) ListFlagScheduledChangesWithResponse(ctx context.C
 
 // CreateScheduledChangeWithBodyWithResponse Schedule a merge patch for a flag
 //
-// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+// against the current flag now (422 with `details` naming the flag field when it would not
+// apply). At `scheduled_at` the background runner applies it to the flag as it then
+// stands, through the same path as a PATCH: version + 1, an audit entry with
+// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14261,7 +17369,14 @@ func (c *ClientWithResponses) CreateScheduledChangeWithBodyWithResponse(ctx cont
 
 // CreateScheduledChangeWithResponse Schedule a merge patch for a flag
 //
-// The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+// against the current flag now (422 with `details` naming the flag field when it would not
+// apply). At `scheduled_at` the background runner applies it to the flag as it then
+// stands, through the same path as a PATCH: version + 1, an audit entry with
+// `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+// application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+// requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14276,6 +17391,12 @@ func (c *ClientWithResponses) CreateScheduledChangeWithResponse(ctx context.Cont
 
 // UnarchiveFlagWithResponse Unarchive a flag (clears archived_at)
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Clears `archived_at`; allowed while the
+// environment requires approval. Side effects: version + 1, an audit entry (`unarchive`),
+// an UPSERT on the environment's streams, the notification `flag.updated`. Unarchiving an
+// active flag changes nothing.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/flags/{key}/unarchive (the `UnarchiveFlag` operationId).
@@ -14288,6 +17409,12 @@ func (c *ClientWithResponses) UnarchiveFlagWithResponse(ctx context.Context, env
 }
 
 // ListImpressionsWithResponse List impressions
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Newest first (by id). `flag_key`, `user_id` and `value` are exact filters.
+// `limit` is clamped to 1 to 200 (default 50) and `offset` pages; `since_id` returns only
+// rows with a greater id, for a live tail, and then `offset` is ignored. `total` counts
+// the rows matching the filters, ignoring `since_id`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14302,7 +17429,15 @@ func (c *ClientWithResponses) ListImpressionsWithResponse(ctx context.Context, e
 
 // IngestImpressionsWithBodyWithResponse Report a batch of impressions (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+// experiment results) include the batch.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14317,7 +17452,15 @@ func (c *ClientWithResponses) IngestImpressionsWithBodyWithResponse(ctx context.
 
 // IngestImpressionsWithResponse Report a batch of impressions (SDK key allowed)
 //
-// Up to 500 items; a larger batch answers 413.
+// Any credential that may read the environment, viewers and `read_only` tokens included,
+// and the server and client SDK keys of this environment (a key of another environment
+// gets 404). Browsers may call it from any origin (CORS), with a client key as
+// `Authorization: Bearer`.
+//
+// Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+// 422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+// `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+// experiment results) include the batch.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14332,6 +17475,12 @@ func (c *ClientWithResponses) IngestImpressionsWithResponse(ctx context.Context,
 
 // GetExposureWithResponse Exposure breakdown of one flag
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. `flag_key` is required (missing, or over 100 characters: 422). Totals and
+// per-value counts cover every retained impression of the flag; `timeline` lists, per
+// value, the UTC days with impressions among the last `days` (clamped to 1 to 90, default
+// 14, today included).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/impressions/exposure (the `GetExposure` operationId).
@@ -14344,6 +17493,11 @@ func (c *ClientWithResponses) GetExposureWithResponse(ctx context.Context, envId
 }
 
 // GetImpressionStatsWithResponse Per-flag impression statistics
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. One entry per flag key that has impressions, ordered by key: `total`,
+// `true_count`, `false_count`, `unique_users` (distinct non-null `user_id`s) and
+// `last_seen`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14358,6 +17512,10 @@ func (c *ClientWithResponses) GetImpressionStatsWithResponse(ctx context.Context
 
 // ListIntegrationsWithResponse List chat integrations (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. Newest first. The webhook URL is a credential and is never
+// returned: `webhook_url_preview` shows `…` and its last 4 characters.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/integrations (the `ListIntegrations` operationId).
@@ -14370,6 +17528,12 @@ func (c *ClientWithResponses) ListIntegrationsWithResponse(ctx context.Context, 
 }
 
 // CreateIntegrationWithBodyWithResponse Connect a chat integration (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14384,6 +17548,12 @@ func (c *ClientWithResponses) CreateIntegrationWithBodyWithResponse(ctx context.
 
 // CreateIntegrationWithResponse Connect a chat integration (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+// `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+// `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+// means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+// is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/integrations (the `CreateIntegration` operationId).
@@ -14396,6 +17566,9 @@ func (c *ClientWithResponses) CreateIntegrationWithResponse(ctx context.Context,
 }
 
 // DeleteIntegrationWithResponse Disconnect a chat integration (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Stops its
+// alerts and drops its undelivered notifications. Unknown id: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14410,6 +17583,10 @@ func (c *ClientWithResponses) DeleteIntegrationWithResponse(ctx context.Context,
 
 // PatchIntegrationWithBodyWithResponse Update a chat integration (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+// create rules (422). Unknown id: 404.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/environments/{env_id}/integrations/{id} (the `PatchIntegration` operationId).
@@ -14422,6 +17599,10 @@ func (c *ClientWithResponses) PatchIntegrationWithBodyWithResponse(ctx context.C
 }
 
 // PatchIntegrationWithResponse Update a chat integration (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Any of
+// `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+// create rules (422). Unknown id: 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14436,6 +17617,11 @@ func (c *ClientWithResponses) PatchIntegrationWithResponse(ctx context.Context, 
 
 // ListIntegrationDeliveriesWithResponse Recent delivery attempts of a chat integration (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. One row per attempt: the event, the status code, the start of the
+// answer's body or the transport error. Newest first; the latest 200 per integration are
+// kept. Unknown id: 404.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/integrations/{id}/deliveries (the `ListIntegrationDeliveries` operationId).
@@ -14448,6 +17634,11 @@ func (c *ClientWithResponses) ListIntegrationDeliveriesWithResponse(ctx context.
 }
 
 // TestIntegrationWithResponse Send the sample event `test` through the real delivery path (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Sends the
+// event `test` once, synchronously, through the real rendering, HTTP client and delivery
+// log, even to a disabled integration, and answers 200 with the delivery row whatever the
+// provider answered: read its `status_code` and `error`. Unknown id: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14462,7 +17653,9 @@ func (c *ClientWithResponses) TestIntegrationWithResponse(ctx context.Context, e
 
 // ListScheduledChangesWithResponse List the scheduled changes of an environment
 //
-// Executed changes stay listed, with executed_at set.
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Every flag's scheduled changes, ordered by `scheduled_at`. Executed
+// changes stay listed, with `executed_at` set.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14477,6 +17670,10 @@ func (c *ClientWithResponses) ListScheduledChangesWithResponse(ctx context.Conte
 
 // DeleteScheduledChangeWithResponse Delete a pending scheduled change
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Removes a pending change. One that was
+// already executed, or an unknown id, answers 404.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/environments/{env_id}/scheduled-changes/{id} (the `DeleteScheduledChange` operationId).
@@ -14489,6 +17686,9 @@ func (c *ClientWithResponses) DeleteScheduledChangeWithResponse(ctx context.Cont
 }
 
 // ListSegmentsWithResponse List segments
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The environment's segments, ordered by key.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14503,6 +17703,13 @@ func (c *ClientWithResponses) ListSegmentsWithResponse(ctx context.Context, envI
 
 // CreateSegmentWithBodyWithResponse Create a segment
 //
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+// take the flag rule format, but cannot reference another segment or carry `variants` or
+// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+// add no audit entry and send no notification.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/segments (the `CreateSegment` operationId).
@@ -14515,6 +17722,13 @@ func (c *ClientWithResponses) CreateSegmentWithBodyWithResponse(ctx context.Cont
 }
 
 // CreateSegmentWithResponse Create a segment
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+// ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+// take the flag rule format, but cannot reference another segment or carry `variants` or
+// `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+// add no audit entry and send no notification.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14529,7 +17743,10 @@ func (c *ClientWithResponses) CreateSegmentWithResponse(ctx context.Context, env
 
 // DeleteSegmentWithResponse Delete a segment
 //
-// Every flag that referenced it is re-broadcast without the segment's rules.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Every flag that referenced the segment gets
+// a new version and is re-broadcast (UPSERT) without the segment's rules. 409 while the
+// environment requires approval.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14544,6 +17761,9 @@ func (c *ClientWithResponses) DeleteSegmentWithResponse(ctx context.Context, env
 
 // GetSegmentWithResponse Get a segment
 //
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The segment with its rules.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/segments/{key} (the `GetSegment` operationId).
@@ -14557,7 +17777,11 @@ func (c *ClientWithResponses) GetSegmentWithResponse(ctx context.Context, envId 
 
 // PatchSegmentWithBodyWithResponse Update a segment's name, description or rules
 //
-// Every flag that references the segment is re-broadcast to stream clients.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+// clears it) and `rules`. Every flag that references the segment gets a new version and is
+// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+// approval.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14572,7 +17796,11 @@ func (c *ClientWithResponses) PatchSegmentWithBodyWithResponse(ctx context.Conte
 
 // PatchSegmentWithResponse Update a segment's name, description or rules
 //
-// Every flag that references the segment is re-broadcast to stream clients.
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+// clears it) and `rules`. Every flag that references the segment gets a new version and is
+// re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+// approval.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14587,6 +17815,10 @@ func (c *ClientWithResponses) PatchSegmentWithResponse(ctx context.Context, envI
 
 // ListWebhooksWithResponse List webhooks (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. Newest first. The secret is never returned; `has_secret` says
+// whether one is set.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/webhooks (the `ListWebhooks` operationId).
@@ -14599,6 +17831,14 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, envI
 }
 
 // CreateWebhookWithBodyWithResponse Create a webhook (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+// `X-Service-Delivery` and, when a `secret` is set,
+// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+// `docs/governance.md`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14613,6 +17853,14 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Create a webhook (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+// be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+// notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+// `X-Service-Delivery` and, when a `secret` is set,
+// `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+// transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+// `docs/governance.md`.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/environments/{env_id}/webhooks (the `CreateWebhook` operationId).
@@ -14625,6 +17873,9 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, env
 }
 
 // DeleteWebhookWithResponse Delete a webhook (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Also
+// deletes its delivery log and its undelivered notifications. Unknown id: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14639,6 +17890,11 @@ func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, env
 
 // PatchWebhookWithBodyWithResponse Update a webhook (project admin)
 //
+// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+// disabled webhook receives nothing, notifications queued before it was disabled included.
+// Unknown id: 404.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/environments/{env_id}/webhooks/{id} (the `PatchWebhook` operationId).
@@ -14651,6 +17907,11 @@ func (c *ClientWithResponses) PatchWebhookWithBodyWithResponse(ctx context.Conte
 }
 
 // PatchWebhookWithResponse Update a webhook (project admin)
+//
+// Project admins, or a server SDK key of this environment; client keys get 403. Changes
+// the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+// disabled webhook receives nothing, notifications queued before it was disabled included.
+// Unknown id: 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14665,6 +17926,11 @@ func (c *ClientWithResponses) PatchWebhookWithResponse(ctx context.Context, envI
 
 // ListWebhookDeliveriesWithResponse Delivery log of a webhook (project admin)
 //
+// Project admins (`read_only` tokens included), or a server SDK key of this environment;
+// client keys get 403. One row per attempt, retries included: the status code and the
+// start of the answer's body, or the transport error when no answer came. Newest first, at
+// most 100. Unknown webhook: 404.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/webhooks/{id}/deliveries (the `ListWebhookDeliveries` operationId).
@@ -14677,6 +17943,9 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 }
 
 // GetOpenAPIDocumentWithResponse This document, as JSON
+//
+// No credential. The document the server was built from (its handlers, request validation
+// and clients are generated from it), as JSON. `info.version` follows the product version.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14691,7 +17960,10 @@ func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context
 
 // ListProjectsWithResponse List projects
 //
-// All projects for workspace admins, otherwise only the caller's member projects.
+// A user's session or personal access token; SDK keys get 403. Workspace admins see every
+// project, everyone else the projects they are members of, newest first. Each project
+// carries its environments (default first, with `require_approval`), so members who are
+// not project admins can find the environments whose flags they may read.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14706,7 +17978,12 @@ func (c *ClientWithResponses) ListProjectsWithResponse(ctx context.Context, reqE
 
 // CreateProjectWithBodyWithResponse Create a project (workspace admin)
 //
-// Seeds Production, Staging and Development (the default) and one Production SDK key.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+// environments Production, Staging and Development (the default) and one server SDK key
+// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+// derived from the name (ASCII letters and digits, lowercased; every other run of
+// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+// slug 422.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14721,7 +17998,12 @@ func (c *ClientWithResponses) CreateProjectWithBodyWithResponse(ctx context.Cont
 
 // CreateProjectWithResponse Create a project (workspace admin)
 //
-// Seeds Production, Staging and Development (the default) and one Production SDK key.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+// environments Production, Staging and Development (the default) and one server SDK key
+// bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+// derived from the name (ASCII letters and digits, lowercased; every other run of
+// characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+// slug 422.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14736,7 +18018,11 @@ func (c *ClientWithResponses) CreateProjectWithResponse(ctx context.Context, bod
 
 // DeleteProjectWithResponse Delete a project (workspace admin)
 //
-// Cascades to its environments, flags, SDK keys and impressions. The last project cannot be deleted (422).
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+// before any lookup, even for an unknown id. Cascades to everything in the project:
+// environments, flags, segments, SDK keys, impressions and events. Its SDK keys stop
+// working at once on every instance and every stream they or the project's members hold
+// ends. The last project cannot be deleted (422).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14751,6 +18037,10 @@ func (c *ClientWithResponses) DeleteProjectWithResponse(ctx context.Context, pro
 
 // RenameProjectWithBodyWithResponse Rename a project (workspace admin)
 //
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+// from the new name; 409 when another project has it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/projects/{project_id} (the `RenameProject` operationId).
@@ -14763,6 +18053,10 @@ func (c *ClientWithResponses) RenameProjectWithBodyWithResponse(ctx context.Cont
 }
 
 // RenameProjectWithResponse Rename a project (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+// before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+// from the new name; 409 when another project has it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14777,6 +18071,11 @@ func (c *ClientWithResponses) RenameProjectWithResponse(ctx context.Context, pro
 
 // ListEnvironmentsWithResponse List environments (project admin)
 //
+// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+// is not a member of answers 404. The project's environments with their settings
+// (`is_default`, `require_approval`), newest first. Other members find the environments
+// they may read in `GET /api/projects`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/projects/{project_id}/environments (the `ListEnvironments` operationId).
@@ -14789,6 +18088,12 @@ func (c *ClientWithResponses) ListEnvironmentsWithResponse(ctx context.Context, 
 }
 
 // CreateEnvironmentWithBodyWithResponse Create an environment (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+// default nor requiring approval, with no flags and no SDK key.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14803,6 +18108,12 @@ func (c *ClientWithResponses) CreateEnvironmentWithBodyWithResponse(ctx context.
 
 // CreateEnvironmentWithResponse Create an environment (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+// and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+// is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+// default nor requiring approval, with no flags and no SDK key.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/projects/{project_id}/environments (the `CreateEnvironment` operationId).
@@ -14816,7 +18127,12 @@ func (c *ClientWithResponses) CreateEnvironmentWithResponse(ctx context.Context,
 
 // DeleteEnvironmentWithResponse Delete an environment (project admin)
 //
-// The default environment and the last environment of a project cannot be deleted (422).
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Cascades to everything in it: flags, segments, SDK keys (which stop working at once
+// on every instance, their streams ending), impressions, events, experiments, scheduled
+// changes, change requests, webhooks and chat integrations. 422 for the default
+// environment, the project's last environment, or one holding every server SDK key of the
+// project (create a key in another environment first).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14831,6 +18147,10 @@ func (c *ClientWithResponses) DeleteEnvironmentWithResponse(ctx context.Context,
 
 // UpdateEnvironmentWithBodyWithResponse Rename or recolour an environment (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+// environment of another project: 404.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/projects/{project_id}/environments/{env_id} (the `UpdateEnvironment` operationId).
@@ -14843,6 +18163,10 @@ func (c *ClientWithResponses) UpdateEnvironmentWithBodyWithResponse(ctx context.
 }
 
 // UpdateEnvironmentWithResponse Rename or recolour an environment (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes `name` and `color`, whichever are given; the slug never changes. An
+// environment of another project: 404.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14857,6 +18181,10 @@ func (c *ClientWithResponses) UpdateEnvironmentWithResponse(ctx context.Context,
 
 // SetDefaultEnvironmentWithResponse Make this the project's default environment (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. The previous default loses the mark in the same transaction, so a project always
+// has exactly one default. Calling it for the current default changes nothing.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/projects/{project_id}/environments/{env_id}/default (the `SetDefaultEnvironment` operationId).
@@ -14869,6 +18197,12 @@ func (c *ClientWithResponses) SetDefaultEnvironmentWithResponse(ctx context.Cont
 }
 
 // SetRequireApprovalWithBodyWithResponse Turn the approval requirement on or off (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+// until it is turned off. Pending change requests stay pending either way.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14883,6 +18217,12 @@ func (c *ClientWithResponses) SetRequireApprovalWithBodyWithResponse(ctx context
 
 // SetRequireApprovalWithResponse Turn the approval requirement on or off (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. While on, a flag PATCH opens a change request (202) instead of writing, and
+// replacing or deleting a flag, promoting a flag into the environment, segment writes and
+// scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+// until it is turned off. Pending change requests stay pending either way.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/projects/{project_id}/environments/{env_id}/require-approval (the `SetRequireApproval` operationId).
@@ -14896,7 +18236,11 @@ func (c *ClientWithResponses) SetRequireApprovalWithResponse(ctx context.Context
 
 // DiffFlagsWithResponse Compare the flags of two environments
 //
-// Both environments must belong to the project. Every flag field is compared except environment_id, version, created_at and updated_at.
+// Any project member; SDK keys get 403, and a project the caller is not a member of
+// answers 404. `from` and `to` must be environments of this project (404 otherwise). Each
+// key present in either is `only_in_from`, `only_in_to`, `same`, or `different` with the
+// `changed_fields`; every flag field is compared except `environment_id`, `version`,
+// `created_at` and `updated_at`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14911,6 +18255,10 @@ func (c *ClientWithResponses) DiffFlagsWithResponse(ctx context.Context, project
 
 // ListSdkKeysWithResponse List SDK keys (project admin)
 //
+// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+// is not a member of answers 404. Keys of both kinds, `server` and `client`, newest first,
+// with their `prefix` (the first 12 characters) but never the full value.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/projects/{project_id}/keys (the `ListSdkKeys` operationId).
@@ -14923,6 +18271,13 @@ func (c *ClientWithResponses) ListSdkKeysWithResponse(ctx context.Context, proje
 }
 
 // CreateSdkKeyWithBodyWithResponse Create an SDK key (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+// may only evaluate `client_side` flags through OFREP and report impressions and events).
+// Any other value, other spellings included: 422. `environment_id` must be an environment
+// of this project (422 naming it otherwise). The full key is in this response only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14937,6 +18292,13 @@ func (c *ClientWithResponses) CreateSdkKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateSdkKeyWithResponse Create an SDK key (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+// servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+// may only evaluate `client_side` flags through OFREP and report impressions and events).
+// Any other value, other spellings included: 422. `environment_id` must be an environment
+// of this project (422 naming it otherwise). The full key is in this response only.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/projects/{project_id}/keys (the `CreateSdkKey` operationId).
@@ -14950,7 +18312,10 @@ func (c *ClientWithResponses) CreateSdkKeyWithResponse(ctx context.Context, proj
 
 // RevokeSdkKeyWithResponse Revoke an SDK key (project admin)
 //
-// Revocation is immediate on every instance. The last key of a project cannot be revoked (422).
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. The key answers 401 from its next request on, on every instance, and every stream
+// it holds (`/stream`, OFREP event streams) ends. The project's last server key cannot be
+// revoked (422); client keys always can. A key of another project: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14965,6 +18330,10 @@ func (c *ClientWithResponses) RevokeSdkKeyWithResponse(ctx context.Context, proj
 
 // ListMembersWithResponse List project members (project admin)
 //
+// Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+// is not a member of answers 404. Each member with the user's name, email and role in this
+// project, newest first.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/projects/{project_id}/members (the `ListMembers` operationId).
@@ -14977,6 +18346,11 @@ func (c *ClientWithResponses) ListMembersWithResponse(ctx context.Context, proje
 }
 
 // AddMemberWithBodyWithResponse Add a member (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+// already a member: 409; another role: 422.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14991,6 +18365,11 @@ func (c *ClientWithResponses) AddMemberWithBodyWithResponse(ctx context.Context,
 
 // AddMemberWithResponse Add a member (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+// `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+// already a member: 409; another role: 422.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/projects/{project_id}/members (the `AddMember` operationId).
@@ -15003,6 +18382,10 @@ func (c *ClientWithResponses) AddMemberWithResponse(ctx context.Context, project
 }
 
 // RemoveMemberWithResponse Remove a member (project admin); the account is kept
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. The user loses the project at once: it answers 404 to their next request and their
+// open streams end. The account and its other memberships are kept. Not a member: 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15017,6 +18400,11 @@ func (c *ClientWithResponses) RemoveMemberWithResponse(ctx context.Context, proj
 
 // UpdateMemberWithBodyWithResponse Change a member's role (project admin)
 //
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes the member's role in this project only; it applies from their next request
+// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+// admin" rule, as workspace admins can always recover a project.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/projects/{project_id}/members/{user_id} (the `UpdateMember` operationId).
@@ -15029,6 +18417,11 @@ func (c *ClientWithResponses) UpdateMemberWithBodyWithResponse(ctx context.Conte
 }
 
 // UpdateMemberWithResponse Change a member's role (project admin)
+//
+// Project admins; SDK keys get 403, and a project the caller is not a member of answers
+// 404. Changes the member's role in this project only; it applies from their next request
+// on. Not a member: 404. Project admins may demote themselves: there is no "last project
+// admin" rule, as workspace admins can always recover a project.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15043,6 +18436,11 @@ func (c *ClientWithResponses) UpdateMemberWithResponse(ctx context.Context, proj
 
 // ListTokensWithResponse The caller's personal access tokens
 //
+// A user's session or personal access token; SDK keys get 403. Only the caller's own
+// tokens (nobody, not even a workspace admin, sees another user's), newest first, with
+// `prefix`, `scope`, `expires_at` and `last_used_at` (recorded at most once a minute),
+// never the full value.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/tokens (the `ListTokens` operationId).
@@ -15056,7 +18454,11 @@ func (c *ClientWithResponses) ListTokensWithResponse(ctx context.Context, reqEdi
 
 // CreateTokenWithBodyWithResponse Create a personal access token
 //
-// A read_only-scoped caller cannot create a read_write token (403).
+// A user's session or personal access token; SDK keys get 403. The token acts as the
+// caller with their current roles; `read_only` caps it to reads. A caller using a
+// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+// in this response only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15071,7 +18473,11 @@ func (c *ClientWithResponses) CreateTokenWithBodyWithResponse(ctx context.Contex
 
 // CreateTokenWithResponse Create a personal access token
 //
-// A read_only-scoped caller cannot create a read_write token (403).
+// A user's session or personal access token; SDK keys get 403. The token acts as the
+// caller with their current roles; `read_only` caps it to reads. A caller using a
+// `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+// is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+// in this response only.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15086,6 +18492,10 @@ func (c *ClientWithResponses) CreateTokenWithResponse(ctx context.Context, body 
 
 // DeleteTokenWithResponse Revoke one of the caller's tokens
 //
+// A user's session or personal access token; SDK keys get 403. A `read_only` token may not
+// delete tokens (403). Another user's token, or an unknown id: 404. The token answers 401
+// from its next request on, and its open streams end.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/tokens/{id} (the `DeleteToken` operationId).
@@ -15098,6 +18508,9 @@ func (c *ClientWithResponses) DeleteTokenWithResponse(ctx context.Context, id In
 }
 
 // ListUsersWithResponse List workspace users (workspace admin)
+//
+// Workspace admins (`read_only` tokens included); everyone else and SDK keys get 403.
+// Newest first, with each user's workspace role; password hashes are never returned.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15112,6 +18525,11 @@ func (c *ClientWithResponses) ListUsersWithResponse(ctx context.Context, reqEdit
 
 // CreateUserWithBodyWithResponse Create a workspace user (workspace admin)
 //
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+// `role` counts only as admin or not: access to projects comes from memberships
+// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+// case (409); the password needs at least 8 characters (422).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/users (the `CreateUser` operationId).
@@ -15124,6 +18542,11 @@ func (c *ClientWithResponses) CreateUserWithBodyWithResponse(ctx context.Context
 }
 
 // CreateUserWithResponse Create a workspace user (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+// `role` counts only as admin or not: access to projects comes from memberships
+// (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+// case (409); the password needs at least 8 characters (422).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15138,7 +18561,9 @@ func (c *ClientWithResponses) CreateUserWithResponse(ctx context.Context, body C
 
 // DeleteUserWithResponse Delete a user (workspace admin)
 //
-// Cascades to the user's sessions and tokens. Deleting yourself or the last admin answers 422.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
+// the user's sessions, tokens and memberships: every credential of theirs stops working at
+// once and their open streams end. Deleting yourself or the last admin answers 422.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15153,7 +18578,10 @@ func (c *ClientWithResponses) DeleteUserWithResponse(ctx context.Context, id Int
 
 // UpdateUserWithBodyWithResponse Change a user's name or workspace role (workspace admin)
 //
-// An extension of the specification. Demoting the last admin answers 422.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+// of the specification: changes `name` and the workspace `role`. A new role applies from
+// the user's next request on, and their open streams end. Demoting the last admin answers
+// 422; an admin may demote themselves otherwise.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15168,7 +18596,10 @@ func (c *ClientWithResponses) UpdateUserWithBodyWithResponse(ctx context.Context
 
 // UpdateUserWithResponse Change a user's name or workspace role (workspace admin)
 //
-// An extension of the specification. Demoting the last admin answers 422.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+// of the specification: changes `name` and the workspace `role`. A new role applies from
+// the user's next request on, and their open streams end. Demoting the last admin answers
+// 422; an admin may demote themselves otherwise.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15183,8 +18614,11 @@ func (c *ClientWithResponses) UpdateUserWithResponse(ctx context.Context, id Int
 
 // GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
 //
-// The same flags as a stream bootstrap, for clients that cannot hold a stream. Supports
-// `ETag` / `If-None-Match` (304). Session-cookie authentication is not supported (400).
+// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
+// access token answers 400, a client key 403. The same flags as a stream bootstrap, for
+// clients that cannot hold a stream. Supports `ETag` / `If-None-Match` (304). With
+// `Accept-Encoding: gzip` the body is gzip-compressed and carries the weak form of the
+// same tag; either form revalidates.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15197,7 +18631,12 @@ func (c *ClientWithResponses) GetFlagsSnapshotWithResponse(ctx context.Context, 
 	return ParseGetFlagsSnapshotResponse(rsp)
 }
 
-// GetHealthWithResponse Liveness check
+// GetHealthWithResponse Health check
+//
+// 200 `OK` while the server can reach its database; 503 while it cannot, the same
+// answer (with `Retry-After`) that any other route gives during a database outage.
+// The database is pinged at most once a second, with a 2-second timeout, however
+// often this is probed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15227,16 +18666,137 @@ func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEdi
 	return ParseGetMetricsResponse(rsp)
 }
 
+// OfrepConfigurationWithResponse What Switchyard supports (OFREP provider configuration)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. What OFREP providers ask first: the name, polling
+// support with its minimum interval, and the supported flag types (`boolean`, `string`,
+// `int`, `float`, `object`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /ofrep/v1/configuration (the `OfrepConfiguration` operationId).
+func (c *ClientWithResponses) OfrepConfigurationWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OfrepConfigurationResponse, error) {
+	rsp, err := c.OfrepConfiguration(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOfrepConfigurationResponse(rsp)
+}
+
+// OfrepEvaluateFlagsWithBodyWithResponse Evaluate every flag the key may see (OFREP bulk)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Every flag of the key's environment that the key may
+// see (client keys: `client_side` flags only), archived ones included, with a strong
+// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+// the change-notification stream. Records no impression.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+func (c *ClientWithResponses) OfrepEvaluateFlagsWithBodyWithResponse(ctx context.Context, params *OfrepEvaluateFlagsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagsResponse, error) {
+	rsp, err := c.OfrepEvaluateFlagsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOfrepEvaluateFlagsResponse(rsp)
+}
+
+// OfrepEvaluateFlagsWithResponse Evaluate every flag the key may see (OFREP bulk)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Every flag of the key's environment that the key may
+// see (client keys: `client_side` flags only), archived ones included, with a strong
+// `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+// with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+// the change-notification stream. Records no impression.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags (the `OfrepEvaluateFlags` operationId).
+func (c *ClientWithResponses) OfrepEvaluateFlagsWithResponse(ctx context.Context, params *OfrepEvaluateFlagsParams, body OfrepEvaluateFlagsJSONRequestBody, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagsResponse, error) {
+	rsp, err := c.OfrepEvaluateFlags(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOfrepEvaluateFlagsResponse(rsp)
+}
+
+// OfrepEvaluateFlagWithBodyWithResponse Evaluate one flag (OFREP)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Evaluates one flag for the context with the same
+// evaluator as the Go SDK, from memory (no database access). A client key sees only
+// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+// Browsers may call it from any origin (CORS).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+func (c *ClientWithResponses) OfrepEvaluateFlagWithBodyWithResponse(ctx context.Context, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagResponse, error) {
+	rsp, err := c.OfrepEvaluateFlagWithBody(ctx, key, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOfrepEvaluateFlagResponse(rsp)
+}
+
+// OfrepEvaluateFlagWithResponse Evaluate one flag (OFREP)
+//
+// A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+// and personal access tokens get 403. Evaluates one flag for the context with the same
+// evaluator as the Go SDK, from memory (no database access). A client key sees only
+// `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+// with a non-empty `targetingKey` is recorded as an impression, off the request path.
+// Browsers may call it from any origin (CORS).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /ofrep/v1/evaluate/flags/{key} (the `OfrepEvaluateFlag` operationId).
+func (c *ClientWithResponses) OfrepEvaluateFlagWithResponse(ctx context.Context, key string, body OfrepEvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*OfrepEvaluateFlagResponse, error) {
+	rsp, err := c.OfrepEvaluateFlag(ctx, key, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOfrepEvaluateFlagResponse(rsp)
+}
+
+// OfrepEventsWithResponse Change notifications of a key's environment (OFREP event stream)
+//
+// No other credential: the URL comes from a bulk answer's `eventStreams`, and its `token`
+// names the key without carrying it. The token stops working when the key is revoked (401;
+// open streams end). After each change of the environment's flags: an unnamed event whose
+// data is `{"type": "refetchEvaluation", "etag": "…"}` (bursts coalesce); a `: keep-alive`
+// comment every 15 seconds; no flag data.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /ofrep/v1/events (the `OfrepEvents` operationId).
+func (c *ClientWithResponses) OfrepEventsWithResponse(ctx context.Context, params *OfrepEventsParams, reqEditors ...RequestEditorFn) (*OfrepEventsResponse, error) {
+	rsp, err := c.OfrepEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOfrepEventsResponse(rsp)
+}
+
 // StreamWithResponse Server-Sent Events stream of flag changes
 //
-// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one `update`
-// (UPSERT) per current flag, `ready` (a JSON string holding the number of flags sent), then
-// live `update` events and a `: keep-alive` comment every 15 seconds. Each `data:` line holds
-// one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+// Sequence on every connection: `connected` ({"environment_id": uuid or null}), one
+// `update` (UPSERT) per current flag, `ready` (a JSON string holding the number of flags
+// sent), then live `update` events and a `: keep-alive` comment every 15 seconds. Each
+// `data:` line holds one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+// Flags arrive segment-expanded.
 //
-// An SDK key (header, or the `sdk_key` query for clients that cannot set headers) streams its
-// environment. A session cookie or personal access token streams every environment the user
-// can read, optionally narrowed by `environment_id`; `connected.environment_id` is then null.
+// A server SDK key (header, or the `sdk_key` query for clients that cannot set headers)
+// streams its environment. A session cookie or personal access token streams every
+// environment the user can read, optionally narrowed by `environment_id` (404 for one they
+// cannot see); `connected.environment_id` is then null. Client keys get 403. When the
+// credential ends (revoked, logged out, user deleted) the stream ends; clients reconnect
+// and rebuild from the replay.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19516,6 +23076,13 @@ func ParseGetFlagsSnapshotResponse(rsp *http.Response) (*GetFlagsSnapshotRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	switch {
@@ -19562,6 +23129,26 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetHealthResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19593,6 +23180,203 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 	return response, nil
 }
 
+// ParseOfrepConfigurationResponse parses an HTTP response from a OfrepConfigurationWithResponse call
+func ParseOfrepConfigurationResponse(rsp *http.Response) (*OfrepConfigurationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OfrepConfigurationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OfrepConfiguration
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOfrepEvaluateFlagsResponse parses an HTTP response from a OfrepEvaluateFlagsWithResponse call
+func ParseOfrepEvaluateFlagsResponse(rsp *http.Response) (*OfrepEvaluateFlagsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OfrepEvaluateFlagsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OfrepBulkResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OfrepBulkError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers OfrepEvaluateFlagsResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOfrepEvaluateFlagResponse parses an HTTP response from a OfrepEvaluateFlagWithResponse call
+func ParseOfrepEvaluateFlagResponse(rsp *http.Response) (*OfrepEvaluateFlagResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OfrepEvaluateFlagResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OfrepResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OfrepError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OfrepError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOfrepEventsResponse parses an HTTP response from a OfrepEventsWithResponse call
+func ParseOfrepEventsResponse(rsp *http.Response) (*OfrepEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OfrepEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseStreamResponse parses an HTTP response from a StreamWithResponse call
 func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19613,6 +23397,13 @@ func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound

@@ -199,20 +199,34 @@ func (e NotificationEvent) Valid() bool {
 
 // Defines values for Operator.
 const (
-	Contains           Operator = "contains"
-	EndsWith           Operator = "ends_with"
-	Equals             Operator = "equals"
-	GreaterThan        Operator = "greater_than"
-	GreaterThanOrEqual Operator = "greater_than_or_equal"
-	LessThan           Operator = "less_than"
-	LessThanOrEqual    Operator = "less_than_or_equal"
-	NotEquals          Operator = "not_equals"
-	StartsWith         Operator = "starts_with"
+	After                    Operator = "after"
+	Before                   Operator = "before"
+	Contains                 Operator = "contains"
+	EndsWith                 Operator = "ends_with"
+	Equals                   Operator = "equals"
+	GreaterThan              Operator = "greater_than"
+	GreaterThanOrEqual       Operator = "greater_than_or_equal"
+	LessThan                 Operator = "less_than"
+	LessThanOrEqual          Operator = "less_than_or_equal"
+	NotContains              Operator = "not_contains"
+	NotEquals                Operator = "not_equals"
+	NotIn                    Operator = "not_in"
+	Regex                    Operator = "regex"
+	SemverEquals             Operator = "semver_equals"
+	SemverGreaterThan        Operator = "semver_greater_than"
+	SemverGreaterThanOrEqual Operator = "semver_greater_than_or_equal"
+	SemverLessThan           Operator = "semver_less_than"
+	SemverLessThanOrEqual    Operator = "semver_less_than_or_equal"
+	StartsWith               Operator = "starts_with"
 )
 
 // Valid indicates whether the value is a known member of the Operator enum.
 func (e Operator) Valid() bool {
 	switch e {
+	case After:
+		return true
+	case Before:
+		return true
 	case Contains:
 		return true
 	case EndsWith:
@@ -227,7 +241,23 @@ func (e Operator) Valid() bool {
 		return true
 	case LessThanOrEqual:
 		return true
+	case NotContains:
+		return true
 	case NotEquals:
+		return true
+	case NotIn:
+		return true
+	case Regex:
+		return true
+	case SemverEquals:
+		return true
+	case SemverGreaterThan:
+		return true
+	case SemverGreaterThanOrEqual:
+		return true
+	case SemverLessThan:
+		return true
+	case SemverLessThanOrEqual:
 		return true
 	case StartsWith:
 		return true
@@ -251,6 +281,24 @@ func (e Role) Valid() bool {
 	case Editor:
 		return true
 	case Viewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SdkKeyKind.
+const (
+	SdkKeyKindClient SdkKeyKind = "client"
+	SdkKeyKindServer SdkKeyKind = "server"
+)
+
+// Valid indicates whether the value is a known member of the SdkKeyKind enum.
+func (e SdkKeyKind) Valid() bool {
+	switch e {
+	case SdkKeyKindClient:
+		return true
+	case SdkKeyKindServer:
 		return true
 	default:
 		return false
@@ -365,6 +413,17 @@ type ChatIntegrationPatch struct {
 
 // ChatKind defines model for ChatKind.
 type ChatKind string
+
+// Condition One condition of a targeting rule; it holds when it holds for any one of its values (none of them for not_in and not_contains).
+type Condition struct {
+	Attribute string `json:"attribute"`
+
+	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
+	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
+	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	Operator Operator `json:"operator"`
+	Values   []string `json:"values"`
+}
 
 // CurrentUser defines model for CurrentUser.
 type CurrentUser struct {
@@ -542,7 +601,10 @@ type ExposureVariant struct {
 // segment-expanded (no rule has a segment_key).
 type Flag struct {
 	ArchivedAt nullable.Nullable[time.Time] `json:"archived_at"`
-	CreatedAt  time.Time                    `json:"created_at"`
+
+	// ClientSide Whether client keys (`pk_live_…`, in browsers and apps) may evaluate the flag through OFREP. Default false: flag names are often secrets.
+	ClientSide bool      `json:"client_side"`
+	CreatedAt  time.Time `json:"created_at"`
 
 	// DefaultValue Any JSON value, null included; where it belongs to a flag it must match the flag's type.
 	DefaultValue AnyValue                  `json:"default_value"`
@@ -684,7 +746,9 @@ type MemberRoleInput struct {
 // NotificationEvent defines model for NotificationEvent.
 type NotificationEvent string
 
-// Operator defines model for Operator.
+// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
+// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
+// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
 type Operator string
 
 // Prerequisite defines model for Prerequisite.
@@ -764,7 +828,10 @@ type SdkKey struct {
 	EnvironmentId   openapi_types.UUID `json:"environment_id"`
 	EnvironmentName string             `json:"environment_name"`
 	Id              int64              `json:"id"`
-	Name            string             `json:"name"`
+
+	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	Kind SdkKeyKind `json:"kind"`
+	Name string     `json:"name"`
 
 	// Prefix The first 12 characters of the key.
 	Prefix string `json:"prefix"`
@@ -777,17 +844,26 @@ type SdkKeyCreated struct {
 	EnvironmentName string             `json:"environment_name"`
 	Id              int64              `json:"id"`
 
-	// Key The full key, `sk_live_…`; shown only in this response.
-	Key    string `json:"key"`
-	Name   string `json:"name"`
-	Prefix string `json:"prefix"`
+	// Key The full key, `sk_live_…` or `pk_live_…`; shown only in this response.
+	Key string `json:"key"`
+
+	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	Kind   SdkKeyKind `json:"kind"`
+	Name   string     `json:"name"`
+	Prefix string     `json:"prefix"`
 }
 
 // SdkKeyInput defines model for SdkKeyInput.
 type SdkKeyInput struct {
 	EnvironmentId openapi_types.UUID `json:"environment_id"`
-	Name          string             `json:"name"`
+
+	// Kind The key's kind, `server` or `client` (see SdkKeyKind); absent or null means `server`. Any other value answers 422.
+	Kind nullable.Nullable[string] `json:"kind,omitempty"`
+	Name string                    `json:"name"`
 }
+
+// SdkKeyKind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+type SdkKeyKind string
 
 // Segment defines model for Segment.
 type Segment struct {
@@ -825,16 +901,33 @@ type SetupRequest struct {
 	WorkspaceName *string             `json:"workspace_name,omitempty"`
 }
 
-// TargetingRule attribute, operator and at least one value are required unless segment_key is set.
-// A rule matches when its condition holds for any one of its values.
+// TargetingRule A rule matches when every condition holds: the top-level one (attribute, operator and at
+// least one value, present when attribute is not empty) and each entry of conditions; with
+// segment_key the user must also be in the segment. A rule needs at least one condition or
+// a segment_key. A condition holds when it holds for any one of its values (none of them
+// for not_in and not_contains). Rules come back as written: fields that were absent stay
+// absent (values comes back as [] when absent).
 type TargetingRule struct {
-	Attribute  *string                   `json:"attribute,omitempty"`
-	Operator   *Operator                 `json:"operator,omitempty"`
-	SegmentKey nullable.Nullable[string] `json:"segment_key,omitempty"`
-	Values     *[]string                 `json:"values,omitempty"`
+	Attribute *string `json:"attribute,omitempty"`
+
+	// Conditions Further conditions, all of which must hold (AND).
+	Conditions *[]Condition `json:"conditions,omitempty"`
+
+	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
+	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
+	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	Operator *Operator `json:"operator,omitempty"`
+
+	// RolloutPercentage When set, only users whose rollout bucket is below it match the rule; the others go on to the next rule. Not allowed in a segment's rules.
+	RolloutPercentage *int                      `json:"rollout_percentage,omitempty"`
+	SegmentKey        nullable.Nullable[string] `json:"segment_key,omitempty"`
+	Values            *[]string                 `json:"values,omitempty"`
 
 	// Variant Any JSON value, null included; where it belongs to a flag it must match the flag's type.
 	Variant AnyValue `json:"variant,omitempty"`
+
+	// Variants Weighted values a match chooses from with the flag's variant bucket (non-boolean flags; not together with variant; not in a segment's rules). An empty array is the same as none and comes back absent.
+	Variants *[]WeightedVariant `json:"variants,omitempty"`
 }
 
 // Token defines model for Token.

@@ -8,10 +8,10 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 )
 
-// BenchmarkEvaluate measures the three scenarios of the speed target. The side-by-side
-// comparison with LaunchDarkly's evaluator is bench/evalpeers.
+// BenchmarkEvaluate measures the scenarios of the speed targets (issues 1 and 16). The
+// side-by-side comparison with LaunchDarkly's evaluator is bench/evalpeers.
 func BenchmarkEvaluate(b *testing.B) {
-	for _, sc := range scenarios() {
+	for _, sc := range append(scenarios(), targetingScenarios()...) {
 		b.Run(sc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var sink eval.Result
@@ -39,7 +39,7 @@ func TestEvaluateDoesNotAllocate(t *testing.T) {
 		attrs []map[string]any
 	}
 	var probes []probe
-	for _, sc := range scenarios() {
+	for _, sc := range append(scenarios(), targetingScenarios()...) {
 		probes = append(probes, probe(sc))
 	}
 
@@ -75,7 +75,36 @@ func TestEvaluateDoesNotAllocate(t *testing.T) {
 	)
 	chainSnap := eval.Compile(chain)
 
+	// extensions.md §2: conditions of every new operator, rule rollouts and a rule split.
+	targeting := eval.Compile([]eval.Flag{{
+		Key: "targeting", IsEnabled: true, FlagType: eval.FlagTypeString, DefaultValue: raw(`"default"`),
+		RolloutPercentage: ptr(0),
+		Rules: []eval.Rule{
+			{Attribute: "country", Operator: eval.OpNotIn, Values: []string{"DE", "FR"}, Conditions: []eval.Condition{
+				{Attribute: "email", Operator: eval.OpNotContains, Values: []string{"@corp.example"}},
+			}},
+			{Conditions: []eval.Condition{
+				{Attribute: "version", Operator: eval.OpSemverGreaterThanOrEqual, Values: []string{"v2.4.0-rc.1"}},
+				{Attribute: "email", Operator: eval.OpRegex, Values: []string{`^[a-z0-9-]+@example\.com$`}},
+				{Attribute: "signup", Operator: eval.OpAfter, Values: []string{"2024-03-01T00:00:00Z"}},
+				{Attribute: "seen", Operator: eval.OpBefore, Values: []string{"2030-01-01T00:00:00.5+01:00"}},
+			}, RolloutPercentage: ptr(50), Variant: raw(`"rolled"`)},
+			{Attribute: "plan", Operator: eval.OpEquals, Values: []string{"enterprise"}, Variants: []eval.Variant{
+				{Weight: 1, Value: raw(`"a"`)}, {Weight: 0, Value: raw(`"never"`)}, {Weight: 2, Value: raw(`"b"`)},
+			}},
+		},
+	}})
+	targetingAttrs := []map[string]any{
+		{"country": "DE", "email": "user-1@example.com", "version": "2.4.0", "signup": "2024-05-01T10:00:00.123+02:00", "seen": 1.7e12, "plan": "enterprise"},
+		{"country": "US", "email": "user-2@corp.example", "version": "v2.10.1+build.7", "signup": int64(1719000000000), "seen": "1720000000000", "plan": "enterprise"},
+		{"country": "DE", "email": "x@example.com", "version": "2.4.0-rc.2", "signup": 1.7195e12, "seen": "2029-12-31T23:59:59.999999999Z", "plan": "free"},
+		{"country": 49, "email": true, "version": "not a version", "signup": "yesterday", "seen": nil, "plan": "enterprise"},
+	}
+
 	users := scenarios()[0].users
+	for i, a := range targetingAttrs {
+		probes = append(probes, probe{name: "targeting attributes " + strconv.Itoa(i), snap: targeting, key: "targeting", users: users, attrs: []map[string]any{a}})
+	}
 	for i, a := range numAttrs {
 		probes = append(probes, probe{name: "numeric attributes " + strconv.Itoa(i), snap: numeric, key: "numeric", users: users, attrs: []map[string]any{a}})
 	}

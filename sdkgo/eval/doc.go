@@ -26,6 +26,7 @@
 //	func (s *Snapshot) Flags() []Flag
 //	func (s *Snapshot) Len() int
 //	func RenderValue(v any) string
+//	func CheckValue(op Operator, value string) error   // write-time check of a rule value
 //
 // # Design
 //
@@ -70,6 +71,14 @@
 //     as 0; a value that does not match the flag's type (a number for a string flag, 1.5 for
 //     an integer flag, malformed JSON) evaluates as null; a flag type unknown to this SDK
 //     returns values as json does, variants included.
+//   - Rules (extensions.md §2): the top-level condition (when attribute is not empty) and
+//     every entry of conditions must hold; a rule without any condition never matches.
+//     regex, semver_* and before/after values are parsed at compile time, and one that does
+//     not parse makes its condition never match. A rule's rollout_percentage gates with the
+//     rollout bucket (users left out try the next rule); a rule's variants split with the
+//     variant bucket over the rule's weights, and when they are all 0 the rule returns its
+//     variant or default_value. regex against a number attribute allocates its text once.
+//     Instants are those whose UTC year is 0000 to 9999.
 //   - Values are decoded with encoding/json: numbers are float64 (integers beyond 2^53 lose
 //     precision), objects map[string]any, arrays []any. Result values are shared between
 //     evaluations and must not be modified.

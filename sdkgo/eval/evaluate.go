@@ -55,7 +55,9 @@ type Result struct {
 	Reason Reason
 	// RuleIndex is the index of the matching rule with ReasonRuleMatch, otherwise -1.
 	RuleIndex int
-	// VariantIndex is the index of the chosen variant with ReasonVariant, otherwise -1.
+	// VariantIndex is the index of the chosen variant: in the flag's variants with
+	// ReasonVariant, in the matching rule's variants with ReasonRuleMatch when the rule splits
+	// its users (extensions.md §2), otherwise -1.
 	VariantIndex int
 }
 
@@ -120,9 +122,18 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 
 	// Spec, Evaluation rules step 4: rules in order, the first match wins and bypasses the
 	// rollout entirely, even at 0.
-	for i := range n.rules {
-		r := &n.rules[i]
-		if r.matches(attrs) {
+	if len(n.rules) > 0 {
+		var i, j int
+		if n.sharedAttrs {
+			i, j = n.matchRulesCached(userKey, attrs)
+		} else {
+			i, j = n.matchRules(userKey, attrs, nil)
+		}
+		if i >= 0 {
+			r := &n.rules[i]
+			if j >= 0 {
+				return Result{Value: r.variants[j].value, Reason: ReasonRuleMatch, RuleIndex: i, VariantIndex: j}, false
+			}
 			return Result{Value: r.value, Reason: ReasonRuleMatch, RuleIndex: i, VariantIndex: -1}, false
 		}
 	}
@@ -150,16 +161,74 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 	// weight exceeds the bucket wins, so weight 0 is never chosen. totalWeight is 0 for
 	// boolean flags, without variants, and when every weight is 0.
 	if n.totalWeight > 0 {
-		bucket := uint64(n.hash(userKey, variantSalt)) % n.totalWeight
-		var cumulative uint64
-		for i := range n.variants {
-			cumulative += n.variants[i].weight
-			if bucket < cumulative {
-				return Result{Value: n.variants[i].value, Reason: ReasonVariant, RuleIndex: -1, VariantIndex: i}, false
-			}
+		if i := pick(n.variants, uint64(n.hash(userKey, variantSalt))%n.totalWeight); i >= 0 {
+			return Result{Value: n.variants[i].value, Reason: ReasonVariant, RuleIndex: -1, VariantIndex: i}, false
 		}
 	}
 	return Result{Value: n.defaultValue, Reason: reason, RuleIndex: -1, VariantIndex: -1}, false
+}
+
+// matchRules applies the rules in order and returns the index of the first that matches and
+// admits the user, and the index of the variant its split chose (-1 without one), or -1, -1
+// (spec, Evaluation rules step 4; extensions.md §2). cache, when not nil, remembers
+// attributes that several conditions test. It returns indexes rather than a Result, which
+// evaluate builds, so that no Result is copied on the way out.
+func (n *compiledFlag) matchRules(userKey string, attrs map[string]any, cache *attrCache) (int, int) {
+	for i := range n.rules {
+		r := &n.rules[i]
+		// extensions.md §2: every condition must hold (they are ANDed). A rule without any
+		// condition never matches: the API refuses one that references no segment either,
+		// and an unexpanded segment rule must not match everyone. Written out here rather
+		// than in a method: the call costs measurably in scenario b.
+		matched := len(r.conds) > 0
+		for j := range r.conds {
+			if !r.conds[j].holds(attrs, cache) {
+				matched = false
+				break
+			}
+		}
+		if !matched {
+			continue
+		}
+		// extensions.md §2: a rule's rollout_percentage admits only users whose rollout
+		// bucket is below it; those it leaves out go on to the next rule. 0 and 100 need no
+		// hash; out-of-range values count as 0 and 100, like the flag's.
+		if r.hasRollout && r.rollout < 100 {
+			if r.rollout <= 0 || n.hash(userKey, "")%100 >= uint32(r.rollout) {
+				continue
+			}
+		}
+		// extensions.md §2: a split picks one of the rule's variants with the flag's variant
+		// bucket, over the rule's own W.
+		if r.totalWeight > 0 {
+			return i, pick(r.variants, uint64(n.hash(userKey, variantSalt))%r.totalWeight)
+		}
+		return i, -1
+	}
+	return -1, -1
+}
+
+// matchRulesCached is matchRules with an attribute cache. The cache lives in this frame, not
+// in evaluate's, so that evaluating a flag without shared attributes does not clear it: it
+// holds pointers, and a frame holding it is cleared on every call.
+//
+//go:noinline
+func (n *compiledFlag) matchRulesCached(userKey string, attrs map[string]any) (int, int) {
+	var cache attrCache
+	return n.matchRules(userKey, attrs, &cache)
+}
+
+// pick walks the variants by cumulative weight and returns the index of the first whose
+// cumulative weight exceeds bucket (decisions.md, Evaluation), so weight 0 is never chosen.
+func pick(variants []compiledVariant, bucket uint64) int {
+	var cumulative uint64
+	for i := range variants {
+		cumulative += variants[i].weight
+		if bucket < cumulative {
+			return i
+		}
+	}
+	return -1
 }
 
 // disabled is the disabled result of the specification: false for boolean flags, otherwise

@@ -353,7 +353,7 @@ func TestOperatorsInGo(t *testing.T) {
 		{"trailing text is not a number", eval.OpGreaterThan, []string{"1"}, "5kg", false},
 		{"lowercase nan is not a number", eval.OpGreaterThan, []string{"0"}, "nan", false},
 		{"bool is not a number", eval.OpGreaterThanOrEqual, []string{"0"}, false, false},
-		{"unknown operator", eval.Operator("regex"), []string{".*"}, "x", false},
+		{"unknown operator", eval.Operator("matches_regex"), []string{".*"}, "x", false},
 		{"empty operator", eval.Operator(""), []string{"x"}, "x", false},
 	}
 	for _, tt := range tests {

@@ -34,6 +34,20 @@ const (
 	OpLessThanOrEqual    Operator = "less_than_or_equal"
 )
 
+// The operators of extensions.md §2 (New operators).
+const (
+	OpNotIn                    Operator = "not_in"
+	OpNotContains              Operator = "not_contains"
+	OpRegex                    Operator = "regex"
+	OpSemverEquals             Operator = "semver_equals"
+	OpSemverGreaterThan        Operator = "semver_greater_than"
+	OpSemverGreaterThanOrEqual Operator = "semver_greater_than_or_equal"
+	OpSemverLessThan           Operator = "semver_less_than"
+	OpSemverLessThanOrEqual    Operator = "semver_less_than_or_equal"
+	OpBefore                   Operator = "before"
+	OpAfter                    Operator = "after"
+)
+
 // Flag is the wire form of a flag: the object the server sends in a stream UPSERT and in the
 // snapshot array, segment-expanded. The server encodes those payloads from this type and the
 // SDK decodes them into it, so its JSON tags are exactly those of the API's Flag object.
@@ -60,15 +74,23 @@ type Flag struct {
 	Tags              []string        `json:"tags"`
 	OwnerEmail        *string         `json:"owner_email"`
 	ArchivedAt        *time.Time      `json:"archived_at"`
-	Version           int64           `json:"version"`
-	CreatedAt         time.Time       `json:"created_at"`
-	UpdatedAt         time.Time       `json:"updated_at"`
+	// ClientSide makes the flag visible to client keys (extensions.md, Client
+	// keys); the evaluator ignores it.
+	ClientSide bool      `json:"client_side"`
+	Version    int64     `json:"version"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-// Rule is a targeting rule (spec, TargetingRule). SegmentKey is carried for the API's
-// unexpanded flags but ignored by the evaluator: the server expands segments before flags
-// reach an SDK. An empty attribute or operator is left out when encoding, as a rule that only
-// references a segment has neither.
+// Rule is a targeting rule (spec, TargetingRule; extensions.md §2). SegmentKey is carried for
+// the API's unexpanded flags but ignored by the evaluator: the server expands segments before
+// flags reach an SDK. An empty attribute or operator is left out when encoding, as a rule that
+// only references a segment has neither.
+//
+// The top-level Attribute/Operator/Values is one condition of the rule when Attribute is not
+// empty; Conditions holds the others, and the rule matches when every condition holds.
+// Conditions, RolloutPercentage and Variants are left out when absent (nil or empty), so that a
+// rule written in the specification's shape encodes exactly as before they existed.
 type Rule struct {
 	Attribute  string   `json:"attribute,omitempty"`
 	Operator   Operator `json:"operator,omitempty"`
@@ -77,6 +99,22 @@ type Rule struct {
 	// Variant is the value a match returns for non-boolean flags. Absent (nil) or JSON null
 	// means unset: the match returns default_value.
 	Variant json.RawMessage `json:"variant,omitempty"`
+	// Conditions are further conditions, ANDed with the top-level one (extensions.md §2).
+	Conditions []Condition `json:"conditions,omitempty"`
+	// RolloutPercentage, when set, lets only users whose rollout bucket is below it match the
+	// rule; the others go on to the next rule.
+	RolloutPercentage *int `json:"rollout_percentage,omitempty"`
+	// Variants, when not empty, are the weighted values a match chooses from (non-boolean
+	// flags), with the flag's variant bucket.
+	Variants []Variant `json:"variants,omitempty"`
+}
+
+// Condition is one condition of a rule: the attribute, compared with the operator to the
+// values (extensions.md §2, Conditions).
+type Condition struct {
+	Attribute string   `json:"attribute"`
+	Operator  Operator `json:"operator"`
+	Values    []string `json:"values"`
 }
 
 // Variant is a weighted variant (spec, WeightedVariant). Weights are relative: 6/3/1 behaves
@@ -129,8 +167,28 @@ func (f *Flag) normalize() {
 		f.Rules = []Rule{}
 	}
 	for i := range f.Rules {
-		if f.Rules[i].Values == nil {
-			f.Rules[i].Values = []string{}
+		r := &f.Rules[i]
+		if r.Values == nil {
+			r.Values = []string{}
+		}
+		// extensions.md §2: "variants: [] is the same as none and comes back absent"; an empty
+		// conditions array is no condition either. nil keeps both out of the encoding and
+		// makes a decoded flag equal its own round trip.
+		if len(r.Conditions) == 0 {
+			r.Conditions = nil
+		}
+		for j := range r.Conditions {
+			if r.Conditions[j].Values == nil {
+				r.Conditions[j].Values = []string{}
+			}
+		}
+		if len(r.Variants) == 0 {
+			r.Variants = nil
+		}
+		for j := range r.Variants {
+			if len(r.Variants[j].Value) == 0 {
+				r.Variants[j].Value = nil
+			}
 		}
 	}
 	if f.Variants == nil {
@@ -163,6 +221,9 @@ func (f *Flag) compactValues() {
 	f.DisabledValue = compactRaw(f.DisabledValue)
 	for i := range f.Rules {
 		f.Rules[i].Variant = compactRaw(f.Rules[i].Variant)
+		for j := range f.Rules[i].Variants {
+			f.Rules[i].Variants[j].Value = compactRaw(f.Rules[i].Variants[j].Value)
+		}
 	}
 	for i := range f.Variants {
 		f.Variants[i].Value = compactRaw(f.Variants[i].Value)
@@ -200,22 +261,37 @@ func (f Flag) clone() Flag {
 			r.Values = slices.Clone(r.Values)
 			r.SegmentKey = clonePtr(r.SegmentKey)
 			r.Variant = cloneRaw(r.Variant)
+			r.RolloutPercentage = clonePtr(r.RolloutPercentage)
+			if r.Conditions != nil {
+				r.Conditions = make([]Condition, len(f.Rules[i].Conditions))
+				for j, cond := range f.Rules[i].Conditions {
+					cond.Values = slices.Clone(cond.Values)
+					r.Conditions[j] = cond
+				}
+			}
+			r.Variants = cloneVariants(r.Variants)
 			c.Rules[i] = r
 		}
 	}
-	if f.Variants != nil {
-		c.Variants = make([]Variant, len(f.Variants))
-		for i, v := range f.Variants {
-			v.Value = cloneRaw(v.Value)
-			c.Variants[i] = v
-		}
-	}
+	c.Variants = cloneVariants(f.Variants)
 	if f.Prerequisites != nil {
 		c.Prerequisites = make([]Prerequisite, len(f.Prerequisites))
 		for i, p := range f.Prerequisites {
 			p.RequiredValue = cloneRaw(p.RequiredValue)
 			c.Prerequisites[i] = p
 		}
+	}
+	return c
+}
+
+func cloneVariants(vs []Variant) []Variant {
+	if vs == nil {
+		return nil
+	}
+	c := make([]Variant, len(vs))
+	for i, v := range vs {
+		v.Value = cloneRaw(v.Value)
+		c[i] = v
 	}
 	return c
 }

@@ -31,6 +31,7 @@ const fullFlag = `{
   "tags": ["ui"],
   "owner_email": "owner@example.com",
   "archived_at": "2024-05-06T07:08:09.123456789+02:00",
+  "client_side": true,
   "version": 12,
   "created_at": "2024-01-02T03:04:05Z",
   "updated_at": "2024-02-03T04:05:06.5Z"
@@ -122,7 +123,7 @@ func TestFlagJSONDefaults(t *testing.T) {
 	  "key": "k", "environment_id": "", "is_enabled": false, "rollout_percentage": null,
 	  "description": null, "rules": [{"attribute": "a", "operator": "equals", "values": []}],
 	  "flag_type": "boolean", "default_value": null, "disabled_value": null, "variants": [],
-	  "prerequisites": [], "tags": [], "owner_email": null, "archived_at": null, "version": 0,
+	  "prerequisites": [], "tags": [], "owner_email": null, "archived_at": null, "client_side": false, "version": 0,
 	  "created_at": "0001-01-01T00:00:00Z", "updated_at": "0001-01-01T00:00:00Z"}`))
 	if diff := cmp.Diff(wantJSON, got); diff != "" {
 		t.Errorf("encoded zero flag mismatch (-want +got):\n%s", diff)

@@ -28,12 +28,16 @@ func (b *fuzzBytes) pick(n int) int { return b.next() % n }
 // Small pools keep keys and values colliding often enough to reach interesting paths:
 // prerequisites that exist, cycles, rules on attributes the user has.
 var (
-	fuzzKeys   = []string{"f0", "f1", "f2", "f3", "missing"}
-	fuzzAttrs  = []string{"a", "b", "c"}
-	fuzzTypes  = []eval.FlagType{eval.FlagTypeBoolean, eval.FlagTypeString, eval.FlagTypeInteger, eval.FlagTypeJSON, "", "float"}
-	fuzzOps    = []eval.Operator{eval.OpEquals, eval.OpNotEquals, eval.OpContains, eval.OpStartsWith, eval.OpEndsWith, eval.OpGreaterThan, eval.OpGreaterThanOrEqual, eval.OpLessThan, eval.OpLessThanOrEqual, "regex", ""}
+	fuzzKeys  = []string{"f0", "f1", "f2", "f3", "missing"}
+	fuzzAttrs = []string{"a", "b", "c"}
+	fuzzTypes = []eval.FlagType{eval.FlagTypeBoolean, eval.FlagTypeString, eval.FlagTypeInteger, eval.FlagTypeJSON, "", "float"}
+	fuzzOps   = []eval.Operator{eval.OpEquals, eval.OpNotEquals, eval.OpContains, eval.OpStartsWith, eval.OpEndsWith, eval.OpGreaterThan, eval.OpGreaterThanOrEqual, eval.OpLessThan, eval.OpLessThanOrEqual,
+		eval.OpNotIn, eval.OpNotContains, eval.OpRegex, eval.OpSemverEquals, eval.OpSemverGreaterThan, eval.OpSemverGreaterThanOrEqual, eval.OpSemverLessThan, eval.OpSemverLessThanOrEqual,
+		eval.OpBefore, eval.OpAfter, "matches", ""}
 	fuzzRaw    = []string{"", "null", "true", "false", `"on"`, `"off"`, `""`, "1", "1.0", "2.5", "-3", "1e400", `{"a":1}`, `[1,"x"]`, `{"a":`, `"unterminated`}
-	fuzzValues = []string{"", "1", "1.5", "-2", "1e3", "abc", "true", "on", "0x10", "NaN", "Inf", " 3"}
+	fuzzValues = []string{"", "1", "1.5", "-2", "1e3", "abc", "true", "on", "0x10", "NaN", "Inf", " 3",
+		"1.2.3", "v2.0.0-rc.1+b", "1.0.0-alpha.10", "9007199254740992.0.0", "^a.*$", "(", "[0-9]+",
+		"2024-03-01T00:00:00Z", "2024-02-29T23:59:59.999999999+05:30", "1709251200000", "-1", "0000-01-01T00:00:00Z"}
 )
 
 // fuzzFlags builds up to four flags from the fuzz input.
@@ -52,13 +56,22 @@ func fuzzFlags(b *fuzzBytes, text string) []eval.Flag {
 			f.RolloutPercentage = ptr(p%111 - 5) // invalid values outside 0..100 included
 		}
 		for range b.pick(4) {
-			r := eval.Rule{Attribute: fuzzAttrs[b.pick(len(fuzzAttrs))], Operator: fuzzOps[b.pick(len(fuzzOps))], Variant: fuzzRawValue(b)}
+			r := eval.Rule{Variant: fuzzRawValue(b)}
+			// extensions.md §2: a top-level condition (or none), further conditions, a rule
+			// rollout (out-of-range values included) and a split (zero and negative weights).
+			if b.pick(4) != 0 {
+				r.Attribute, r.Operator, r.Values = fuzzCondition(b, text)
+			}
+			for range b.pick(3) {
+				var c eval.Condition
+				c.Attribute, c.Operator, c.Values = fuzzCondition(b, text)
+				r.Conditions = append(r.Conditions, c)
+			}
+			if p := b.next(); p%3 == 0 {
+				r.RolloutPercentage = ptr(p%111 - 5)
+			}
 			for range b.pick(4) {
-				if b.pick(4) == 0 {
-					r.Values = append(r.Values, text)
-				} else {
-					r.Values = append(r.Values, fuzzValues[b.pick(len(fuzzValues))])
-				}
+				r.Variants = append(r.Variants, eval.Variant{Weight: b.pick(5) - 1, Value: fuzzRawValue(b)})
 			}
 			f.Rules = append(f.Rules, r)
 		}
@@ -75,6 +88,21 @@ func fuzzFlags(b *fuzzBytes, text string) []eval.Flag {
 		flags[i] = f
 	}
 	return flags
+}
+
+// fuzzCondition builds an attribute, an operator and values from the pools and the fuzzed text.
+func fuzzCondition(b *fuzzBytes, text string) (string, eval.Operator, []string) {
+	attr := fuzzAttrs[b.pick(len(fuzzAttrs))]
+	op := fuzzOps[b.pick(len(fuzzOps))]
+	var values []string
+	for range b.pick(4) {
+		if b.pick(4) == 0 {
+			values = append(values, text)
+		} else {
+			values = append(values, fuzzValues[b.pick(len(fuzzValues))])
+		}
+	}
+	return attr, op, values
 }
 
 func fuzzRawValue(b *fuzzBytes) json.RawMessage {
@@ -147,6 +175,9 @@ func FuzzEvaluate(f *testing.F) {
 	f.Add([]byte{2, 1, 0, 2, 3, 0, 0, 0, 0, 1, 0, 0, 1, 1, 7, 0}, "alice", "abc", math.Inf(1), uint8(99))
 	f.Add([]byte("prerequisites and cycles: f0 -> f1 -> f0"), "ünïcødé", "1e3", math.NaN(), uint8(7))
 	f.Add([]byte{1, 3, 3, 3, 3, 90, 0, 0, 3, 1, 0, 1, 1, 2, 7, 7, 7, 7}, "u", "", -0.0, uint8(1))
+	// Rules with conditions of the new operators, rule rollouts and splits.
+	f.Add([]byte{1, 1, 1, 4, 5, 50, 3, 4, 1, 0, 12, 3, 12, 13, 2, 1, 14, 2, 20, 21, 30, 3, 2, 4, 3, 1, 2, 6, 2, 2, 5, 9, 9, 9, 9, 9}, "user-7", "v1.2.3", 1.7e12, uint8(10))
+	f.Add([]byte{2, 2, 1, 1, 4, 60, 2, 5, 1, 1, 17, 3, 19, 20, 22, 2, 1, 16, 2, 16, 17, 0, 4, 1, 1, 3, 0, 2, 1, 7, 7, 7, 7}, "u-2", "2024-03-01T00:00:00Z", -1.5, uint8(50))
 	f.Fuzz(func(t *testing.T, data []byte, userKey, text string, num float64, raise uint8) {
 		b := fuzzBytes(data)
 		flags := fuzzFlags(&b, text)
@@ -168,8 +199,10 @@ func FuzzEvaluate(f *testing.F) {
 			if !checkType(f.FlagType, got.Value) {
 				t.Fatalf("Evaluate(%q) of a %q flag returned %#v (%T)", key, f.FlagType, got.Value, got.Value)
 			}
+			// VariantIndex is set for a flag variant, or for a rule's split (extensions.md §2).
 			if (got.Reason == eval.ReasonRuleMatch) != (got.RuleIndex >= 0) ||
-				(got.Reason == eval.ReasonVariant) != (got.VariantIndex >= 0) {
+				(got.Reason == eval.ReasonVariant && got.VariantIndex < 0) ||
+				(got.VariantIndex >= 0 && got.Reason != eval.ReasonVariant && got.Reason != eval.ReasonRuleMatch) {
 				t.Fatalf("Evaluate(%q) = %+v: indices do not fit the reason", key, got)
 			}
 

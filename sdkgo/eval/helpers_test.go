@@ -79,3 +79,46 @@ func scenarios() []scenario {
 		},
 	}
 }
+
+// targetingScenarios returns the scenarios of issue 16's speed target: (d) 3 rules of 3
+// conditions each (semver_greater_than_or_equal, not_in over 20 values, equals), the last
+// matching under a 30 % rule rollout, the flag's own rollout at 0 %; and a regex rule.
+func targetingScenarios() []scenario {
+	base := scenarios()[0]
+	attrs := make([]map[string]any, len(base.attrs))
+	for i, a := range base.attrs {
+		b := make(map[string]any, len(a)+1)
+		for k, v := range a {
+			b[k] = v
+		}
+		b["version"] = "2." + strconv.Itoa(i%12) + ".3"
+		attrs[i] = b
+	}
+	countries := make([]string, 20)
+	for i := range countries {
+		countries[i] = "C" + strconv.Itoa(i)
+	}
+	rule := func(minVersion, plan string, pct *int) eval.Rule {
+		return eval.Rule{RolloutPercentage: pct, Conditions: []eval.Condition{
+			{Attribute: "version", Operator: eval.OpSemverGreaterThanOrEqual, Values: []string{minVersion}},
+			{Attribute: "country", Operator: eval.OpNotIn, Values: countries},
+			{Attribute: "plan", Operator: eval.OpEquals, Values: []string{plan}},
+		}}
+	}
+	return []scenario{
+		{
+			name: "d_3rules_3conditions_rule_rollout30",
+			snap: eval.Compile([]eval.Flag{{Key: "conditions", IsEnabled: true, RolloutPercentage: ptr(0), Rules: []eval.Rule{
+				rule("2.0.0", "free", nil), rule("2.0.0", "trial", nil), rule("2.0.0", "enterprise", ptr(30)),
+			}}}),
+			key: "conditions", users: base.users, attrs: attrs,
+		},
+		{
+			name: "e_regex",
+			snap: eval.Compile([]eval.Flag{{Key: "regex", IsEnabled: true, RolloutPercentage: ptr(0), Rules: []eval.Rule{
+				{Attribute: "email", Operator: eval.OpRegex, Values: []string{`^user-\d*7@example\.com$`}},
+			}}}),
+			key: "regex", users: base.users, attrs: attrs,
+		},
+	}
+}

@@ -7,55 +7,126 @@ import (
 	"strings"
 )
 
-// matches reports whether the rule's condition holds for the attributes. Spec, Evaluation
-// rules step 7: a rule matches when its condition holds for any one of its values.
-func (r *compiledRule) matches(attrs map[string]any) bool {
-	v, ok := attrs[r.attribute]
-	if !ok || v == nil {
-		// Spec, Evaluation rules step 7: a user lacking the attribute satisfies not_equals
-		// and fails every other operator. A nil value counts as lacking it.
-		return r.op == opNotEquals
+// holds reports whether the condition holds for the attributes. Spec, Evaluation rules step 7:
+// a condition holds when it holds for any one of its values; extensions.md §2: not_in and
+// not_contains hold when the attribute matches none of them.
+func (c *compiledCond) holds(attrs map[string]any, cache *attrCache) bool {
+	v := c.lookup(attrs, cache)
+	if v == nil {
+		// A user lacking the attribute satisfies not_equals, not_in and not_contains and
+		// fails every other operator. A nil value counts as lacking it.
+		return c.op.negative()
 	}
-	if r.op.numeric() {
+	if c.plainText {
+		// The common case first: a text operator and a string attribute.
+		if x, ok := v.(string); ok {
+			if c.op == opEquals {
+				return c.anyEqual(x) // inlined, unlike matchText
+			}
+			return c.matchText(x)
+		}
+	}
+	switch {
+	case c.op == opUnknown || c.broken:
+		return false
+	case c.op.numeric():
 		x, ok := numberOf(v)
 		if !ok {
 			// A non-numeric attribute never matches and raises no error.
 			return false
 		}
-		return r.matchNumber(x)
-	}
-	if r.op == opUnknown {
-		return false
+		return c.matchNumber(x)
+	case c.op.instant():
+		t, ok := instantOf(v)
+		return ok && c.matchInstant(t)
 	}
 	// decisions.md, Evaluation: string operators compare the attribute's text form: a
 	// string as it is, a number in its shortest decimal form, a boolean as true/false.
 	switch x := v.(type) {
 	case string:
-		return r.matchText(x)
-	case bool:
-		if x {
-			return r.matchText("true")
+		if c.op == opRegex {
+			return c.matchPattern(x)
 		}
-		return r.matchText("false")
+		return c.matchText(x)
+	case bool:
+		s := "false"
+		if x {
+			s = "true"
+		}
+		if c.op == opRegex {
+			return c.matchPattern(s)
+		}
+		return c.matchText(s)
 	}
 	var buf [32]byte
 	b, ok := appendNumberText(buf[:0], v)
 	if !ok {
 		// Maps, slices and other values have no text form and match nothing, not even
-		// not_equals: the attribute is present, it just cannot be compared.
+		// not_equals, not_in or not_contains: the attribute is present, it just cannot be
+		// compared.
 		return false
+	}
+	if c.op == opRegex {
+		// regexp keeps its input in a pooled machine, so the text escapes: a number
+		// matched against a pattern costs one small allocation.
+		return c.matchPattern(string(b))
 	}
 	// The conversion does not escape, so for ordinary numbers (at most 32 characters) the
 	// compiler keeps the string on the stack.
-	return r.matchText(string(b))
+	return c.matchText(string(b))
 }
 
-// matchText applies a string operator to the attribute's text form s. Comparison is
-// case-sensitive (decisions.md, Evaluation).
-func (r *compiledRule) matchText(s string) bool {
-	for _, v := range r.values {
+// maxCachedAttrs is the number of attributes per flag whose values one evaluation remembers.
+const maxCachedAttrs = 8
+
+// attrCache remembers, for one evaluation of one flag, the attributes that several of its
+// conditions test (compiledCond.slot), so that each is looked up in the caller's map once:
+// scenario d of bench/evalpeers tests the same three attributes in each of its three rules.
+type attrCache struct {
+	loaded uint8 // bit slot is set once values[slot] has been looked up
+	values [maxCachedAttrs]any
+}
+
+// lookup returns the attribute the condition tests, nil when it is absent (holds treats an
+// absent attribute and a nil value alike), through the cache when the condition has a slot.
+func (c *compiledCond) lookup(attrs map[string]any, cache *attrCache) any {
+	if cache == nil || c.slot < 0 {
+		return attrs[c.attribute]
+	}
+	bit := uint8(1) << c.slot
+	if cache.loaded&bit == 0 {
+		cache.values[c.slot] = attrs[c.attribute]
+		cache.loaded |= bit
+	}
+	return cache.values[c.slot]
+}
+
+// matchText applies a text operator other than regex to the attribute's text form s.
+// Comparison is case-sensitive (decisions.md, Evaluation). It must not hand s to anything
+// that keeps it (regexp does), so that callers may pass text held on their stack.
+func (c *compiledCond) matchText(s string) bool {
+	switch {
+	case c.op == opEquals:
+		// The commonest operator gets its own loop, without the per-value operator switch
+		// below, and a set lookup when the rule lists many values.
+		return c.anyEqual(s)
+	case c.op == opNotIn:
+		return !c.anyEqual(s)
+	case c.op == opNotContains:
+		for _, v := range c.values {
+			if strings.Contains(s, v) {
+				return false
+			}
+		}
+		return true
+	case c.op.semver():
+		// An attribute that is not a valid version never matches.
+		ver, ok := parseVersion(s)
+		return ok && c.matchVersion(ver)
+	}
+	for _, v := range c.values {
 		var hit bool
-		switch r.op {
+		switch c.op {
 		case opEquals:
 			hit = s == v
 		case opNotEquals:
@@ -76,11 +147,71 @@ func (r *compiledRule) matchText(s string) bool {
 	return false
 }
 
-// matchNumber applies a numeric operator to the attribute x and the rule's parsed values.
-func (r *compiledRule) matchNumber(x float64) bool {
-	for _, y := range r.numbers {
+// anyEqual reports whether s equals one of the rule's values: through the set built at
+// compile time for long lists, else by comparing them in order.
+func (c *compiledCond) anyEqual(s string) bool {
+	if c.set != nil {
+		_, ok := c.set[s]
+		return ok
+	}
+	for _, v := range c.values {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPattern reports whether any pattern matches anywhere in s (extensions.md §2, regex).
+func (c *compiledCond) matchPattern(s string) bool {
+	for _, re := range c.patterns {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchVersion compares the attribute's version with each rule version by SemVer precedence.
+func (c *compiledCond) matchVersion(a version) bool {
+	for _, b := range c.versions {
+		d := compareVersions(a, b)
 		var hit bool
-		switch r.op {
+		switch c.op {
+		case opSemverEquals:
+			hit = d == 0
+		case opSemverGreaterThan:
+			hit = d > 0
+		case opSemverGreaterThanOrEqual:
+			hit = d >= 0
+		case opSemverLessThan:
+			hit = d < 0
+		case opSemverLessThanOrEqual:
+			hit = d <= 0
+		}
+		if hit {
+			return true
+		}
+	}
+	return false
+}
+
+// matchInstant compares the attribute's instant with each rule instant.
+func (c *compiledCond) matchInstant(t instant) bool {
+	for _, u := range c.instants {
+		d := compareInstants(t, u)
+		if (c.op == opBefore && d < 0) || (c.op == opAfter && d > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchNumber applies a numeric operator to the attribute x and the rule's parsed values.
+func (c *compiledCond) matchNumber(x float64) bool {
+	for _, y := range c.numbers {
+		var hit bool
+		switch c.op {
 		case opGreaterThan:
 			hit = x > y
 		case opGreaterThanOrEqual:

@@ -13,6 +13,7 @@ import (
 // change. The zero value and nil are empty snapshots.
 type Snapshot struct {
 	byKey map[string]*node
+	keys  []string // every key, ordered
 }
 
 // node is a compiled flag as linked into one snapshot. The compiled flag is shared by every
@@ -93,7 +94,12 @@ func link(compiled []*compiledFlag) *Snapshot {
 			n.links[j] = byKey[p.flagKey]
 		}
 	}
-	return &Snapshot{byKey: byKey}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return &Snapshot{byKey: byKey, keys: keys}
 }
 
 // Len returns the number of flags in the snapshot.
@@ -102,6 +108,35 @@ func (s *Snapshot) Len() int {
 		return 0
 	}
 	return len(s.byKey)
+}
+
+// Keys returns the keys of every flag, ordered. The slice belongs to the snapshot: callers
+// must not modify it.
+func (s *Snapshot) Keys() []string {
+	if s == nil {
+		return nil
+	}
+	return s.keys
+}
+
+// FlagInfo is what a remote evaluation reports of a flag besides its result.
+type FlagInfo struct {
+	Type       FlagType
+	Version    int64
+	ClientSide bool
+}
+
+// Info returns the type, version and client-side availability of the flag key, and whether
+// it exists, without copying the flag.
+func (s *Snapshot) Info(key string) (FlagInfo, bool) {
+	if s == nil {
+		return FlagInfo{}, false
+	}
+	n := s.byKey[key]
+	if n == nil {
+		return FlagInfo{}, false
+	}
+	return FlagInfo{Type: n.src.FlagType, Version: n.src.Version, ClientSide: n.src.ClientSide}, true
 }
 
 // Flag returns a copy of the wire form of the flag key, and whether it exists.

@@ -20,6 +20,7 @@ import (
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/httpapi"
+	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -132,7 +133,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			rt.close()
 		}
 	}()
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus, NotifyBackoff: o.notifyBackoff})
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus, NotifyBackoff: o.notifyBackoff, NotifyLease: o.notifyLease})
 	if err := svc.Seed(startCtx, core.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,
@@ -145,9 +146,16 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := rt.startHub(startCtx, svc, logger); err != nil {
 		return nil, err
 	}
+	rt.exposures = ofrep.NewExposures(svc, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
+	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
 		Core: svc, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
 		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
+		OFREP: &ofrep.Config{
+			Auth: svc, Flags: hubFlags{rt.hub}, Keys: svc, Exposures: rt.exposures,
+			TokenSecret: cfg.SessionSecret, Logger: logger, KeepAlive: o.keepAlive,
+		},
+		Ping: pool.Ping, Unreachable: store.Unreachable,
 	})
 	if err != nil {
 		return nil, err

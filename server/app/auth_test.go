@@ -25,12 +25,13 @@ type loginReply struct {
 	rawCookie         string
 	attemptsRemaining float64
 	retryAfter        float64
+	retryAfterHeader  string
 }
 
 func login(t *testing.T, s *apptest.Server, email, password string) loginReply {
 	t.Helper()
 	status, raw, resp := s.Do(t, apptest.Request{Method: "POST", Path: "/api/auth/login", Body: map[string]string{"email": email, "password": password}})
-	r := loginReply{status: status, rawCookie: resp.Header.Get("Set-Cookie")}
+	r := loginReply{status: status, rawCookie: resp.Header.Get("Set-Cookie"), retryAfterHeader: resp.Header.Get("Retry-After")}
 	if err := json.Unmarshal(raw, &r.body); err != nil {
 		t.Fatalf("login body %s: %v", raw, err)
 	}
@@ -118,8 +119,8 @@ func TestLockout(t *testing.T) {
 	}
 	// During the lock even the right password answers 429.
 	r := login(t, s, "ada@example.com", "password123")
-	if r.status != http.StatusTooManyRequests || r.retryAfter != 900 {
-		t.Fatalf("right password while locked = %d %v, want 429 retry_after_seconds 900", r.status, r.body)
+	if r.status != http.StatusTooManyRequests || r.retryAfter != 900 || r.retryAfterHeader != "900" {
+		t.Fatalf("right password while locked = %d %v (Retry-After %q), want 429 retry_after_seconds 900", r.status, r.body, r.retryAfterHeader)
 	}
 	clock.Advance(5 * time.Minute)
 	if r := login(t, s, "ada@example.com", "password123"); r.status != http.StatusTooManyRequests || r.retryAfter != 600 {

@@ -12,6 +12,7 @@ import (
 // governance holds the options of the governance workers.
 type governance struct {
 	notifyBackoff  []time.Duration
+	notifyLease    time.Duration
 	workerInterval time.Duration
 	noDelivery     bool
 	noScheduler    bool
@@ -21,6 +22,13 @@ type governance struct {
 // webhook or chat delivery (1 s, 5 s, 15 s), so tests need not wait.
 func WithNotifyBackoff(delays ...time.Duration) Option {
 	return func(o *options) { o.notifyBackoff = delays }
+}
+
+// WithNotifyLease replaces how long a claimed notification stays reserved
+// for its sender between two renewals (core.Config.NotifyLease, 10 s), so
+// tests can hold a request open for several leases without waiting long.
+func WithNotifyLease(d time.Duration) Option {
+	return func(o *options) { o.notifyLease = d }
 }
 
 // WithWorkerInterval sets how often the idle scheduled-change runner and

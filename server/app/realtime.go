@@ -9,6 +9,7 @@ import (
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/metrics"
+	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/stream"
 )
 
@@ -20,7 +21,7 @@ type realtimeOptions struct {
 }
 
 // WithBusChannel makes the App use its own Redis channel, so tests sharing
-// one Redis do not hear each other.
+// one Redis do not hear each other. It wins over REDIS_CHANNEL.
 func WithBusChannel(name string) Option {
 	return func(o *options) { o.busChannel = name }
 }
@@ -38,6 +39,8 @@ type realtime struct {
 	hub     *stream.Hub
 	unsub   func()
 	opts    realtimeOptions
+	// exposures records OFREP evaluations as impressions (server/ofrep).
+	exposures *ofrep.Exposures
 }
 
 // newRealtime chooses the bus: Redis, unless REDIS_URL is empty
@@ -48,8 +51,12 @@ func newRealtime(cfg config.Config, logger *slog.Logger, o realtimeOptions) (*re
 		rt.bus = bus.NewMemory()
 		return rt, nil
 	}
+	channel := cfg.RedisChannel
+	if o.busChannel != "" {
+		channel = o.busChannel
+	}
 	r, err := bus.NewRedis(cfg.RedisURL, bus.RedisConfig{
-		Channel: o.busChannel, Logger: logger, OnResubscribe: rt.metrics.BusResubscribes.Inc,
+		Channel: channel, Logger: logger, OnResubscribe: rt.metrics.BusResubscribes.Inc,
 	})
 	if err != nil {
 		return nil, err
@@ -77,6 +84,9 @@ func (rt *realtime) close() {
 	}
 	if rt.hub != nil {
 		rt.hub.Close()
+	}
+	if rt.exposures != nil {
+		rt.exposures.Close() // flushes what waits
 	}
 	_ = rt.bus.Close()
 }

@@ -34,7 +34,11 @@ func TestDashboardStaticFiles(t *testing.T) {
 		{"/", "<title>Switchyard</title>", "no-cache", 200},
 		{"/projects/default/flags", "<title>Switchyard</title>", "no-cache", 200}, // client-side route
 		{"/assets/app-3f2a.js", "console.log(1)", "immutable", 200},
-		{"/api/no-such-route", `"error"`, "", 404}, // the API never falls back to the page
+		{"/api/no-such-route", `"error"`, "", 404},                  // the API never falls back to the page
+		{"/api/docs", "<title>Switchyard</title>", "no-cache", 200}, // the API reference is a dashboard page
+		{"/api/docs?tag=Flags", "<title>Switchyard</title>", "no-cache", 200},
+		{"/api/docs/", `"error"`, "", 404}, // exactly /api/docs; nothing under it
+		{"/api/docsx", `"error"`, "", 404},
 	}
 	for _, c := range cases {
 		resp, body := get(t, s.URL+c.path)

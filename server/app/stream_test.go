@@ -34,8 +34,15 @@ type sseClient struct {
 
 func openStream(t *testing.T, s *apptest.Server, query string, header map[string]string) *sseClient {
 	t.Helper()
+	return openStreamAt(t, s, "/stream", query, header)
+}
+
+// openStreamAt opens any Server-Sent Events route; unnamed events arrive as
+// "message", as EventSource names them.
+func openStreamAt(t *testing.T, s *apptest.Server, path, query string, header map[string]string) *sseClient {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/stream"+query, nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+path+query, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	for k, v := range header {
 		req.Header.Set(k, v)
@@ -59,6 +66,9 @@ func openStream(t *testing.T, s *apptest.Server, query string, header map[string
 			line := sc.Text()
 			switch {
 			case line == "":
+				if ev.Name == "" && ev.Data != "" {
+					ev.Name = "message"
+				}
 				if ev.Name != "" {
 					c.events <- ev
 				}

@@ -76,6 +76,13 @@ func Wrap(kind Kind, msg string, err error) *Error {
 	return &Error{Kind: kind, Message: msg, Err: err}
 }
 
+// DatabaseUnavailable returns the Unavailable error of a database that could
+// not be reached, cause being the driver's error. store.AdaptError and the
+// HTTP error writer both build it, so every outage answers with one message.
+func DatabaseUnavailable(cause error) *Error {
+	return Wrap(Unavailable, "the database is unavailable; try again shortly", cause)
+}
+
 // Field returns an Invalid error naming one field.
 func Field(field, msg string) *Error {
 	return &Error{Kind: Invalid, Message: field + ": " + msg, Details: []Detail{{Field: field, Message: msg}}}

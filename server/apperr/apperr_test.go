@@ -18,6 +18,7 @@ func TestKindOf(t *testing.T) {
 		{"direct", apperr.E(apperr.NotFound, "no flag"), apperr.NotFound},
 		{"wrapped by fmt", fmt.Errorf("get flag: %w", apperr.E(apperr.Conflict, "dup")), apperr.Conflict},
 		{"field", apperr.Field("key", "too long"), apperr.Invalid},
+		{"database unavailable, wrapped", fmt.Errorf("look up token: %w", apperr.DatabaseUnavailable(errors.New("refused"))), apperr.Unavailable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

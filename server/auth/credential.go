@@ -11,23 +11,25 @@ import (
 )
 
 // The kinds of generated credential. decisions.md: credentials are told apart
-// by prefix, sk_live_ is an SDK key and pat_ a personal access token.
+// by prefix, sk_live_ is an SDK key and pat_ a personal access token;
+// extensions.md: pk_live_ is a client ("publishable") key.
 const (
-	SDKKeyKind = "sk_live_"
-	TokenKind  = "pat_"
+	SDKKeyKind    = "sk_live_"
+	ClientKeyKind = "pk_live_"
+	TokenKind     = "pat_"
 )
 
 // credentialPrefixLen is the length of the display prefix (decisions.md: the
 // first 12 characters of the full value).
 const credentialPrefixLen = 12
 
-// NewCredential returns a new random credential of kind (SDKKeyKind or
-// TokenKind): the full value, shown once to its creator; its display prefix;
+// NewCredential returns a new random credential of kind (SDKKeyKind,
+// ClientKeyKind or TokenKind): the full value, shown once to its creator; its display prefix;
 // and the hash to store. The random part is 32 bytes from crypto/rand (256
 // bits, above the 128 decisions.md asks for) in lowercase hex, so the value
 // is URL-safe and needs no padding.
 func NewCredential(kind string) (full, prefix string, hash []byte, err error) {
-	if kind != SDKKeyKind && kind != TokenKind {
+	if kind != SDKKeyKind && kind != ClientKeyKind && kind != TokenKind {
 		return "", "", nil, fmt.Errorf("new credential: unknown kind %q", kind)
 	}
 	var secret [32]byte

@@ -2,6 +2,10 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -31,6 +35,9 @@ type Principal struct {
 	ReadOnly  bool   // a read_only token: reads only (spec, Authentication rule 6)
 
 	// SDK keys. KeyID is 0 for the legacy SDK_KEY, which has no stored record.
+	// Client is set for a client key (pk_live_), which may only evaluate
+	// client-side flags and report exposures (extensions.md, Client keys).
+	Client        bool
 	KeyID         int64
 	KeyPrefix     string
 	ProjectID     uuid.UUID
@@ -72,4 +79,49 @@ func NewContext(ctx context.Context, p *Principal) context.Context {
 func FromContext(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)
 	return p
+}
+
+// Credential references name what a revocation ends, in the change log
+// (migrations/00007_credential_log.sql writes them) and on the bus:
+// "sdk_key:<id>", "token:<id>", "session:<hex SHA-256 of the session id>" and
+// "user:<id>", which ends everything a user holds.
+const (
+	refSDKKey  = "sdk_key:"
+	refToken   = "token:"
+	refSession = "session:"
+	refUser    = "user:"
+)
+
+// SDKKeyRef is the credential reference of an SDK key.
+func SDKKeyRef(id int64) string { return refSDKKey + strconv.FormatInt(id, 10) }
+
+// ParseSDKKeyRef returns the SDK key id a reference names, if it names one.
+func ParseSDKKeyRef(ref string) (int64, bool) {
+	rest, ok := strings.CutPrefix(ref, refSDKKey)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil
+}
+
+// CredentialRefs lists the references whose revocation ends what p
+// authenticated: a stream registers them, so that the revocation of any one
+// ends it. The legacy SDK_KEY has none: it ends only with a restart.
+func (p *Principal) CredentialRefs() []string {
+	switch {
+	case p.Kind == KindSDKKey && p.KeyID != 0:
+		return []string{SDKKeyRef(p.KeyID)}
+	case p.Kind != KindUser:
+		return nil
+	}
+	refs := []string{refUser + strconv.FormatInt(p.UserID, 10)}
+	if p.SessionID != nil {
+		sum := sha256.Sum256(p.SessionID)
+		refs = append(refs, refSession+hex.EncodeToString(sum[:]))
+	}
+	if p.TokenID != 0 {
+		refs = append(refs, refToken+strconv.FormatInt(p.TokenID, 10))
+	}
+	return refs
 }

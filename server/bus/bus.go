@@ -19,7 +19,7 @@ const (
 	OpUpsert Op = "upsert" // a flag was created or changed; re-read it
 	OpDelete Op = "delete" // a flag was deleted
 	OpResync Op = "resync" // messages may have been lost; rebuild everything
-	OpRevoke Op = "revoke" // an SDK key was revoked; Key holds its id
+	OpRevoke Op = "revoke" // a credential ended; Key names it (auth.CredentialRefs)
 )
 
 // Event is one change notification. Version is the flag's version after an

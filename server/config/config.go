@@ -21,6 +21,11 @@ const MinSessionSecretLen = 32
 // DefaultRedisURL is the REDIS_URL used when the variable is unset.
 const DefaultRedisURL = "redis://127.0.0.1:6379/0"
 
+// DefaultRedisChannel is the REDIS_CHANNEL used when the variable is unset:
+// the channel every instance used before the variable existed, so upgraded
+// deployments keep hearing each other (bus.DefaultChannel).
+const DefaultRedisChannel = "switchyard:changes"
+
 // LevelTrace is the slog level for RUST_LOG=trace, one step below debug.
 const LevelTrace = slog.LevelDebug - 4
 
@@ -36,6 +41,10 @@ type Config struct {
 	// RedisURL (REDIS_URL) is the Redis connection string. Empty means the
 	// in-process bus (a single instance); see UsesRedis.
 	RedisURL string
+	// RedisChannel (REDIS_CHANNEL) is the Redis pub/sub channel the instances
+	// of one deployment share. Deployments that share one Redis need
+	// different channels, or each hears the other's changes.
+	RedisChannel string
 	// PostgresUser (POSTGRES_USER) is the bundled database's user.
 	PostgresUser string
 	// PostgresPassword (POSTGRES_PASSWORD) is the bundled database's password.
@@ -88,6 +97,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		PostgresUser:     get("POSTGRES_USER", "switchyard"),
 		PostgresPassword: get("POSTGRES_PASSWORD", "switchyard"),
 		PostgresDB:       get("POSTGRES_DB", "switchyard"),
+		RedisChannel:     get("REDIS_CHANNEL", DefaultRedisChannel),
 		SDKKey:           get("SDK_KEY", ""),
 		PublicDir:        get("PUBLIC_DIR", "public"),
 		Host:             get("HOST", ""),

@@ -24,6 +24,7 @@ func defaults() config.Config {
 		SessionSecret:    config.DevSessionSecret,
 		DatabaseURL:      "postgres://switchyard:switchyard@127.0.0.1:5432/switchyard?sslmode=disable",
 		RedisURL:         "redis://127.0.0.1:6379/0",
+		RedisChannel:     "switchyard:changes",
 		PostgresUser:     "switchyard",
 		PostgresPassword: "switchyard",
 		PostgresDB:       "switchyard",
@@ -56,7 +57,7 @@ func TestFromEnv(t *testing.T) {
 				"SESSION_SECRET": "", "DATABASE_URL": "", "POSTGRES_USER": "", "POSTGRES_PASSWORD": "",
 				"POSTGRES_DB": "", "COOKIE_SECURE": "", "SDK_KEY": "", "PUBLIC_DIR": "", "HOST": "",
 				"PORT": "", "DB_MAX_CONNECTIONS": "", "RUST_LOG": "", "ADMIN_EMAIL": "",
-				"ADMIN_PASSWORD": "", "ADMIN_NAME": "", "WORKSPACE_NAME": "",
+				"ADMIN_PASSWORD": "", "ADMIN_NAME": "", "WORKSPACE_NAME": "", "REDIS_CHANNEL": "",
 			},
 			want: func(*config.Config) {},
 		},
@@ -69,6 +70,11 @@ func TestFromEnv(t *testing.T) {
 			name: "REDIS_URL override",
 			env:  map[string]string{"REDIS_URL": "redis://cache:6380/2"},
 			want: func(c *config.Config) { c.RedisURL = "redis://cache:6380/2" },
+		},
+		{
+			name: "REDIS_CHANNEL override",
+			env:  map[string]string{"REDIS_CHANNEL": "staging:switchyard"},
+			want: func(c *config.Config) { c.RedisChannel = "staging:switchyard" },
 		},
 		{
 			name: "SESSION_SECRET override",

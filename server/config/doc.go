@@ -2,7 +2,7 @@
 //
 // Every variable of the specification's "Configuration variables" table is read,
 // plus ADMIN_EMAIL, ADMIN_PASSWORD, ADMIN_NAME, WORKSPACE_NAME (decisions.md,
-// "Product, binary and start-up") and HOST. [FromEnv] applies the defaults and
+// "Product, binary and start-up"), HOST and REDIS_CHANNEL. [FromEnv] applies the defaults and
 // parses typed values; [Config.Validate] applies the start-up policy (refuse the
 // development session secret over secure cookies, and so on). The caller passes a
 // lookup function such as [os.LookupEnv], so tests use a map instead of the

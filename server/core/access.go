@@ -23,6 +23,7 @@ const (
 	NeedWrite                     // editor or admin writes: flags, segments, experiments, schedules
 	NeedAdminRead                 // project admin reads: listing keys, members, environments
 	NeedAdmin                     // project admin writes: environments, SDK keys, members, webhooks, chat
+	NeedIngest                    // report impressions and goal events: any reader, client keys too
 )
 
 // writes reports whether the operation changes anything.
@@ -34,9 +35,9 @@ func roleGrants(role string, need Need) bool {
 	case auth.RoleAdmin:
 		return true
 	case auth.RoleEditor:
-		return need == NeedRead || need == NeedWrite
+		return need == NeedRead || need == NeedIngest || need == NeedWrite
 	case auth.RoleViewer:
-		return need == NeedRead
+		return need == NeedRead || need == NeedIngest
 	}
 	return false
 }
@@ -46,6 +47,7 @@ var (
 	errNoPrincipal = apperr.E(apperr.Unauthenticated, "authentication required")
 	errReadOnly    = apperr.E(apperr.Forbidden, "this token is read-only")
 	errRole        = apperr.E(apperr.Forbidden, "your role does not allow this")
+	errClientKey   = apperr.E(apperr.Forbidden, "client keys may only evaluate flags through OFREP and report impressions and events")
 )
 
 // authorize is the one decision of who may do what inside a project: every
@@ -78,6 +80,15 @@ func authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID 
 	return nil
 }
 
+// RequireServerKey admits a server SDK key (the stream, the snapshot):
+// client keys answer 403 (extensions.md, Client keys).
+func RequireServerKey(p *auth.Principal) error {
+	if p != nil && p.Client {
+		return errClientKey
+	}
+	return nil
+}
+
 // projectAccess loads a project the principal may use with need.
 // decisions.md: SDK keys answer 403 on project-level routes.
 func projectAccess(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) (db.Project, error) {
@@ -96,10 +107,14 @@ func projectAccess(ctx context.Context, q *db.Queries, p *auth.Principal, projec
 
 // envAccess loads an environment the principal may use with need.
 // decisions.md: an SDK key acts as an admin of its own environment; any other
-// environment answers 404.
+// environment answers 404. extensions.md: a client key may only ingest; any
+// other route answers 403, for every environment.
 func envAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID, need Need) (db.Environment, error) {
 	if p == nil {
 		return db.Environment{}, errNoPrincipal
+	}
+	if p.Client && need != NeedIngest {
+		return db.Environment{}, errClientKey
 	}
 	if p.Kind == auth.KindSDKKey && p.EnvironmentID != envID {
 		return db.Environment{}, apperr.E(apperr.NotFound, "environment not found")

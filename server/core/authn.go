@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
@@ -41,7 +42,7 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Princi
 	q := db.New(s.pool)
 	now := s.now()
 	switch {
-	case strings.HasPrefix(c.Bearer, auth.SDKKeyKind):
+	case strings.HasPrefix(c.Bearer, auth.SDKKeyKind), strings.HasPrefix(c.Bearer, auth.ClientKeyKind):
 		return s.authenticateSDKKey(ctx, q, c.Bearer)
 	case strings.HasPrefix(c.Bearer, auth.TokenKind):
 		return s.authenticateToken(ctx, q, c.Bearer, now)
@@ -84,7 +85,13 @@ func (s *Service) authenticateSDKKey(ctx context.Context, q *db.Queries, key str
 	if err != nil {
 		return nil, fmt.Errorf("look up sdk key: %w", err)
 	}
-	p := auth.Principal{Kind: auth.KindSDKKey, KeyID: k.ID, KeyPrefix: k.Prefix, ProjectID: k.ProjectID, EnvironmentID: k.EnvironmentID}
+	if !strings.HasPrefix(key, keyPrefixes[k.Kind]) {
+		return nil, errBadCredentials // a key's prefix is part of what it is
+	}
+	p := auth.Principal{
+		Kind: auth.KindSDKKey, Client: k.Kind == KeyKindClient, KeyID: k.ID, KeyPrefix: k.Prefix,
+		ProjectID: k.ProjectID, EnvironmentID: k.EnvironmentID,
+	}
 	s.keys.put(hash, p, now, s.now())
 	return &p, nil
 }
@@ -167,7 +174,7 @@ type loginOutcome struct {
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	addr := strings.ToLower(strings.TrimSpace(email))
 	now := s.now()
-	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (loginOutcome, error) {
+	out, err := txV(ctx, s, func(q *db.Queries) (loginOutcome, error) {
 		if err := q.EnsureLoginAttempt(ctx, db.EnsureLoginAttemptParams{Email: addr, Now: now}); err != nil {
 			return loginOutcome{}, err
 		}
@@ -261,7 +268,8 @@ func (s *Service) Logout(ctx context.Context, p *auth.Principal) error {
 	if !p.ViaCookie() {
 		return nil
 	}
-	if err := db.New(s.pool).DeleteSession(ctx, p.SessionID); err != nil {
+	err := s.tx(ctx, func(q *db.Queries) error { return q.DeleteSession(ctx, p.SessionID) })
+	if err != nil {
 		return fmt.Errorf("logout: %w", err)
 	}
 	return nil
@@ -300,7 +308,7 @@ func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 		return Session{}, err
 	}
 	now := s.now()
-	sess, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (Session, error) {
+	sess, err := txV(ctx, s, func(q *db.Queries) (Session, error) {
 		if err := q.LockWorkspaceSetup(ctx); err != nil {
 			return Session{}, err
 		}
@@ -326,4 +334,36 @@ func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 		return Session{}, fmt.Errorf("setup: %w", err)
 	}
 	return sess, s.fillWorkspace(ctx, &sess.User)
+}
+
+// SDKKeyPrincipal returns the principal of the SDK key id, bound to envID,
+// for a credential that names a key without carrying it (an OFREP event
+// stream's token). Id 0 is the legacy SDK_KEY. A key revoked since, or
+// bound elsewhere, is 401.
+func (s *Service) SDKKeyPrincipal(ctx context.Context, id int64, envID uuid.UUID) (*auth.Principal, error) {
+	q := db.New(s.pool)
+	if id == 0 {
+		if s.legacySDKKey == "" {
+			return nil, errBadCredentials
+		}
+		env, err := q.GetLegacyKeyEnvironment(ctx)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && env.ID != envID) {
+			return nil, errBadCredentials
+		}
+		if err != nil {
+			return nil, fmt.Errorf("legacy sdk key environment: %w", err)
+		}
+		return &auth.Principal{Kind: auth.KindSDKKey, KeyPrefix: prefixOf(s.legacySDKKey), ProjectID: env.ProjectID, EnvironmentID: env.ID}, nil
+	}
+	k, err := q.GetSDKKeyByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && k.EnvironmentID != envID) {
+		return nil, errBadCredentials
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up sdk key: %w", err)
+	}
+	return &auth.Principal{
+		Kind: auth.KindSDKKey, Client: k.Kind == KeyKindClient, KeyID: k.ID, KeyPrefix: k.Prefix,
+		ProjectID: k.ProjectID, EnvironmentID: k.EnvironmentID,
+	}, nil
 }

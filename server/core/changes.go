@@ -54,7 +54,7 @@ type Change struct {
 }
 
 // ChangesSince returns up to limit change log entries after seq, oldest
-// first. Revocations come as OpRevoke events naming the key id.
+// first. Revocations come as OpRevoke events naming the credential.
 func (s *Service) ChangesSince(ctx context.Context, seq int64, limit int32) ([]Change, error) {
 	rows, err := db.New(s.pool).ListChangesSince(ctx, db.ListChangesSinceParams{AfterSeq: seq, RowLimit: limit})
 	if err != nil {
@@ -62,7 +62,10 @@ func (s *Service) ChangesSince(ctx context.Context, seq int64, limit int32) ([]C
 	}
 	out := make([]Change, 0, len(rows))
 	for _, r := range rows {
-		e := bus.Event{EnvID: r.EnvironmentID, Key: r.Key, Version: r.Version}
+		e := bus.Event{Key: r.Key, Version: r.Version}
+		if r.EnvironmentID != nil {
+			e.EnvID = *r.EnvironmentID // credentials other than SDK keys belong to none
+		}
 		switch r.Kind {
 		case "upsert":
 			e.Op = bus.OpUpsert
@@ -86,6 +89,9 @@ func (s *Service) PruneChangeLog(ctx context.Context) (int64, error) {
 // read, or only want when given (decisions.md, Identity: /stream).
 func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, want *uuid.UUID) ([]uuid.UUID, error) {
 	q := db.New(s.pool)
+	if err := RequireServerKey(p); err != nil {
+		return nil, err
+	}
 	if p.Kind == auth.KindSDKKey {
 		if want != nil && *want != p.EnvironmentID {
 			return nil, errEnvNotFound
@@ -105,8 +111,15 @@ func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, wan
 	return ids, nil
 }
 
-// RevokedKeyID parses the key id of an OpRevoke event.
-func RevokedKeyID(e bus.Event) (int64, bool) {
-	id, err := strconv.ParseInt(e.Key, 10, 64)
-	return id, err == nil && e.Op == bus.OpRevoke
+// RevokedCredential returns the credential reference (auth.SDKKeyRef and
+// friends) an OpRevoke event names. A bare number is an SDK key id, as
+// instances before migration 00007 wrote and published them.
+func RevokedCredential(e bus.Event) (string, bool) {
+	if e.Op != bus.OpRevoke || e.Key == "" {
+		return "", false
+	}
+	if id, err := strconv.ParseInt(e.Key, 10, 64); err == nil {
+		return auth.SDKKeyRef(id), true
+	}
+	return e.Key, true
 }

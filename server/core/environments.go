@@ -43,7 +43,7 @@ type EnvironmentPatch struct {
 // newest first. Project admin (decisions.md: the environments' settings
 // routes need project admin, listing included).
 func (s *Service) ListEnvironments(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.Environment, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) ([]db.Environment, error) {
+	return txV(ctx, s, func(q *db.Queries) ([]db.Environment, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
 			return nil, err
 		}
@@ -59,7 +59,7 @@ func (s *Service) ListEnvironments(ctx context.Context, p *auth.Principal, proje
 // and requires no approval. A slug already used in the project answers
 // Conflict.
 func (s *Service) CreateEnvironment(ctx context.Context, p *auth.Principal, projectID uuid.UUID, in EnvironmentInput) (db.Environment, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Environment, error) {
+	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return db.Environment{}, err
 		}
@@ -83,7 +83,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, p *auth.Principal, proj
 
 // UpdateEnvironment renames or recolors an environment.
 func (s *Service) UpdateEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID, patch EnvironmentPatch) (db.Environment, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Environment, error) {
+	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return db.Environment{}, err
 		}
@@ -114,7 +114,7 @@ func (s *Service) UpdateEnvironment(ctx context.Context, p *auth.Principal, proj
 // environment or a key. The project row lock serialises this with
 // concurrent deletions, revocations and changes of the default.
 func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID) error {
-	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	return s.tx(ctx, func(q *db.Queries) error {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, proj
 		if n <= 1 {
 			return errDeleteLastEnv
 		}
-		keys, err := q.CountSDKKeysOutsideEnvironment(ctx, db.CountSDKKeysOutsideEnvironmentParams{
+		keys, err := q.CountServerKeysOutsideEnvironment(ctx, db.CountServerKeysOutsideEnvironmentParams{
 			ProjectID: projectID, EnvironmentID: envID,
 		})
 		if err != nil {
@@ -156,7 +156,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, proj
 // previous default loses it in the same transaction, so there is always
 // exactly one (spec, States: Environment).
 func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID) (db.Environment, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Environment, error) {
+	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return db.Environment{}, err
 		}
@@ -182,7 +182,7 @@ func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, 
 // SetRequireApproval turns an environment's approval requirement on or off
 // (spec, States: Environment).
 func (s *Service) SetRequireApproval(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID, require bool) (db.Environment, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Environment, error) {
+	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return db.Environment{}, err
 		}

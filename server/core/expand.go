@@ -52,11 +52,17 @@ func segmentRules(ctx context.Context, q *db.Queries, envID uuid.UUID) (map[stri
 	return out, nil
 }
 
-// expandFlag replaces every rule that references a segment by that
-// segment's rules, in place and in order. The referencing rule's variant
-// propagates to the segment rules that carry none of their own (spec,
-// TargetingRule: variant). A reference to a missing segment expands to no
-// rules, which is what a deleted segment leaves behind.
+// expandFlag replaces every rule that references a segment by one rule per
+// segment rule, in place and in the segment's order, so that evaluation stays
+// first-match-wins (spec, TargetingRule; extensions.md §2, Conditions:
+// "Expansion for SDKs"). Each expanded rule keeps the segment rule's
+// top-level condition and carries in conditions the segment rule's
+// conditions, then the referencing rule's top-level condition and
+// conditions; it takes the referencing rule's rollout_percentage, and the
+// segment rule's own variant when it has one, else the referencing rule's
+// variant or variants. On a boolean flag expanded rules carry no variant. A
+// reference to a missing segment expands to no rules, which is what a
+// deleted segment leaves behind.
 func expandFlag(f eval.Flag, segments map[string][]eval.Rule) eval.Flag {
 	expanded := make([]eval.Rule, 0, len(f.Rules))
 	for _, r := range f.Rules {
@@ -66,13 +72,43 @@ func expandFlag(f eval.Flag, segments map[string][]eval.Rule) eval.Flag {
 			continue
 		}
 		for _, sr := range segments[*r.SegmentKey] {
-			sr.SegmentKey = nil
-			if nullToNil(sr.Variant) == nil {
-				sr.Variant = r.Variant
-			}
-			expanded = append(expanded, sr)
+			expanded = append(expanded, expandRule(f.FlagType, r, sr))
 		}
 	}
 	f.Rules = expanded
 	return f
+}
+
+// expandRule is the rule that segment rule sr becomes under referencing rule
+// r. It shares no slice with either, so the segments' rules stay as read.
+func expandRule(t eval.FlagType, r, sr eval.Rule) eval.Rule {
+	out := eval.Rule{
+		Attribute:         sr.Attribute,
+		Operator:          sr.Operator,
+		Values:            sr.Values,
+		RolloutPercentage: r.RolloutPercentage,
+	}
+	n := len(sr.Conditions) + len(r.Conditions)
+	if r.Attribute != "" {
+		n++
+	}
+	if n > 0 {
+		out.Conditions = make([]eval.Condition, 0, n)
+		out.Conditions = append(out.Conditions, sr.Conditions...)
+		if r.Attribute != "" {
+			out.Conditions = append(out.Conditions, eval.Condition{Attribute: r.Attribute, Operator: r.Operator, Values: r.Values})
+		}
+		out.Conditions = append(out.Conditions, r.Conditions...)
+	}
+	switch {
+	case t == eval.FlagTypeBoolean:
+		// extensions.md §2: a boolean flag's rules return true; no variant.
+	case nullToNil(sr.Variant) != nil:
+		out.Variant = sr.Variant
+	case len(r.Variants) > 0:
+		out.Variants = r.Variants
+	default:
+		out.Variant = r.Variant
+	}
+	return out
 }

@@ -23,6 +23,7 @@ func flagFromRow(r db.Flag) (eval.Flag, error) {
 		Tags:          r.Tags,
 		OwnerEmail:    r.OwnerEmail,
 		ArchivedAt:    r.ArchivedAt,
+		ClientSide:    r.ClientSide,
 		Version:       r.Version,
 		CreatedAt:     r.CreatedAt,
 		UpdatedAt:     r.UpdatedAt,
@@ -95,7 +96,7 @@ func insertFlagParams(envID [16]byte, f eval.Flag) (db.InsertFlagParams, error) 
 		EnvironmentID: envID, Key: f.Key, IsEnabled: f.IsEnabled, RolloutPercentage: c.rollout,
 		Description: f.Description, FlagType: string(f.FlagType), DefaultValue: f.DefaultValue,
 		DisabledValue: f.DisabledValue, Rules: c.rules, Variants: c.variants,
-		Prerequisites: c.prerequisites, Tags: f.Tags, OwnerEmail: f.OwnerEmail,
+		Prerequisites: c.prerequisites, Tags: f.Tags, OwnerEmail: f.OwnerEmail, ClientSide: f.ClientSide,
 	}, err
 }
 
@@ -105,6 +106,6 @@ func updateFlagParams(id int64, f eval.Flag) (db.UpdateFlagParams, error) {
 		ID: id, IsEnabled: f.IsEnabled, RolloutPercentage: c.rollout,
 		Description: f.Description, FlagType: string(f.FlagType), DefaultValue: f.DefaultValue,
 		DisabledValue: f.DisabledValue, Rules: c.rules, Variants: c.variants,
-		Prerequisites: c.prerequisites, Tags: f.Tags, OwnerEmail: f.OwnerEmail,
+		Prerequisites: c.prerequisites, Tags: f.Tags, OwnerEmail: f.OwnerEmail, ClientSide: f.ClientSide,
 	}, err
 }

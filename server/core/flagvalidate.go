@@ -65,25 +65,24 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 	}
 	for i, r := range f.Rules {
 		field := fmt.Sprintf("rules.%d", i)
-		if r.SegmentKey != nil && *r.SegmentKey != "" {
-			if !segments[*r.SegmentKey] {
-				p.add(field+".segment_key", "names no segment of this environment: %q", *r.SegmentKey)
-			}
-		} else {
-			checkRuleCondition(&p, field, r)
+		if r.SegmentKey != nil && *r.SegmentKey != "" && !segments[*r.SegmentKey] {
+			p.add(field+".segment_key", "names no segment of this environment: %q", *r.SegmentKey)
 		}
+		checkRuleConditions(&p, field, r)
 		checkValue(&p, field+".variant", f.FlagType, r.Variant)
-	}
-	for i, v := range f.Variants {
-		field := fmt.Sprintf("variants.%d", i)
-		if v.Weight < 0 {
-			p.add(field+".weight", "must not be negative")
+		checkRuleRollout(&p, field, r)
+		if len(r.Variants) > 0 {
+			// extensions.md §2, Per-rule rollout and split.
+			switch {
+			case f.FlagType == eval.FlagTypeBoolean:
+				p.add(field+".variants", "a boolean flag's rules cannot carry variants")
+			case nullToNil(r.Variant) != nil:
+				p.add(field+".variants", "cannot be given together with variant")
+			}
+			checkVariants(&p, field+".variants", f.FlagType, r.Variants, true)
 		}
-		if nullToNil(v.Value) == nil && f.FlagType != eval.FlagTypeJSON {
-			p.add(field+".value", "is required")
-		}
-		checkValue(&p, field+".value", f.FlagType, v.Value)
 	}
+	checkVariants(&p, "variants", f.FlagType, f.Variants, false)
 	if len(f.Prerequisites) > 0 {
 		types, err := flagTypes(ctx, q, envID)
 		if err != nil {
@@ -114,22 +113,97 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 	return p.err()
 }
 
-// checkRuleCondition requires attribute, operator and at least one value of
-// a rule that references no segment (spec, TargetingRule).
-func checkRuleCondition(p *problems, field string, r eval.Rule) {
-	if r.Attribute == "" {
-		p.add(field+".attribute", "is required unless segment_key is set")
+// checkRuleConditions checks a rule's conditions (extensions.md §2,
+// Conditions): the top-level one, present when attribute is not empty, needs
+// an operator and at least one value (spec, TargetingRule); each entry of
+// conditions needs all three; and a rule needs some condition or a
+// segment_key. Values of regex, semver_* and before/after must parse with the
+// evaluator's own parsers, so that no rule is stored that could never match.
+func checkRuleConditions(p *problems, field string, r eval.Rule) {
+	hasSegment := r.SegmentKey != nil && *r.SegmentKey != ""
+	switch {
+	case r.Attribute != "":
+		checkCondition(p, field, r.Operator, r.Values)
+	case hasSegment:
+		// Spec: without an attribute a segment rule's operator and values are
+		// not a condition; they were always ignored, and still are.
+	case r.Operator != "" || len(r.Values) > 0:
+		p.add(field+".attribute", "is required when operator or values are given")
+	case len(r.Conditions) == 0 && r.Conditions == nil:
+		p.add(field, "needs a condition (attribute, operator and values, or conditions) or a segment_key")
 	}
-	switch r.Operator {
-	case eval.OpEquals, eval.OpNotEquals, eval.OpContains, eval.OpStartsWith, eval.OpEndsWith,
-		eval.OpGreaterThan, eval.OpGreaterThanOrEqual, eval.OpLessThan, eval.OpLessThanOrEqual:
-	case "":
-		p.add(field+".operator", "is required unless segment_key is set")
-	default:
-		p.add(field+".operator", "is not an operator: %q", r.Operator)
+	if r.Conditions != nil && len(r.Conditions) == 0 {
+		p.add(field+".conditions", "must not be empty: leave it out for no further conditions")
 	}
-	if len(r.Values) == 0 {
-		p.add(field+".values", "needs at least one value unless segment_key is set")
+	for j, c := range r.Conditions {
+		cf := fmt.Sprintf("%s.conditions.%d", field, j)
+		if c.Attribute == "" {
+			p.add(cf+".attribute", "is required")
+		}
+		checkCondition(p, cf, c.Operator, c.Values)
+	}
+}
+
+// checkCondition checks one condition's operator and values; field is the
+// rule or the conditions entry that holds them.
+func checkCondition(p *problems, field string, op eval.Operator, values []string) {
+	switch {
+	case op == "":
+		p.add(field+".operator", "is required")
+		return
+	case !knownOperators[op]:
+		p.add(field+".operator", "is not an operator: %q", op)
+		return
+	}
+	if len(values) == 0 {
+		p.add(field+".values", "needs at least one value")
+	}
+	for k, v := range values {
+		if err := eval.CheckValue(op, v); err != nil {
+			p.add(fmt.Sprintf("%s.values.%d", field, k), "%v", err)
+		}
+	}
+}
+
+// knownOperators are the specification's operators and those of
+// extensions.md §2 (New operators).
+var knownOperators = map[eval.Operator]bool{
+	eval.OpEquals: true, eval.OpNotEquals: true, eval.OpContains: true, eval.OpStartsWith: true,
+	eval.OpEndsWith: true, eval.OpGreaterThan: true, eval.OpGreaterThanOrEqual: true,
+	eval.OpLessThan: true, eval.OpLessThanOrEqual: true,
+	eval.OpNotIn: true, eval.OpNotContains: true, eval.OpRegex: true,
+	eval.OpSemverEquals: true, eval.OpSemverGreaterThan: true, eval.OpSemverGreaterThanOrEqual: true,
+	eval.OpSemverLessThan: true, eval.OpSemverLessThanOrEqual: true,
+	eval.OpBefore: true, eval.OpAfter: true,
+}
+
+// checkRuleRollout checks a rule's rollout_percentage (extensions.md §2).
+func checkRuleRollout(p *problems, field string, r eval.Rule) {
+	if pct := r.RolloutPercentage; pct != nil && (*pct < 0 || *pct > 100) {
+		p.add(field+".rollout_percentage", "must be between 0 and 100")
+	}
+}
+
+// checkVariants checks weighted variants, the flag's or a rule's: weights
+// are not negative, values have the flag's type. A rule's weights must also
+// sum to more than 0 (extensions.md §2); the flag's may all be 0, as the
+// specification allows.
+func checkVariants(p *problems, field string, t eval.FlagType, vs []eval.Variant, positiveTotal bool) {
+	total := 0
+	for i, v := range vs {
+		vf := fmt.Sprintf("%s.%d", field, i)
+		if v.Weight < 0 {
+			p.add(vf+".weight", "must not be negative")
+		} else {
+			total += v.Weight
+		}
+		if nullToNil(v.Value) == nil && t != eval.FlagTypeJSON {
+			p.add(vf+".value", "is required")
+		}
+		checkValue(p, vf+".value", t, v.Value)
+	}
+	if positiveTotal && len(vs) > 0 && total <= 0 {
+		p.add(field, "weights must sum to more than 0")
 	}
 }
 

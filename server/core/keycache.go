@@ -95,14 +95,15 @@ func (c *keyCache) clear(now time.Time) {
 	c.byHash, c.hashes, c.legacy, c.cleared = map[string]cachedKey{}, map[int64]string{}, nil, now
 }
 
-// Invalidate applies a change notification to the service's caches: a
-// revocation forgets its key, a resync (messages may have been lost)
+// Invalidate applies a change notification to the service's caches: an SDK
+// key's revocation forgets the key, a resync (messages may have been lost)
 // forgets every key. The hub calls it for every notification it handles,
 // from the bus and from the change log.
 func (s *Service) Invalidate(e bus.Event) {
 	switch e.Op {
 	case bus.OpRevoke:
-		if id, ok := RevokedKeyID(e); ok {
+		ref, _ := RevokedCredential(e)
+		if id, ok := auth.ParseSDKKeyRef(ref); ok {
 			s.keys.forget(id, s.now())
 		}
 	case bus.OpResync:

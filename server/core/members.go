@@ -19,7 +19,7 @@ var errMemberNotFound = apperr.E(apperr.NotFound, "member not found")
 // ListMembers returns a project's members with their names and emails,
 // newest member first. Project admin.
 func (s *Service) ListMembers(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.ListMembersRow, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) ([]db.ListMembersRow, error) {
+	return txV(ctx, s, func(q *db.Queries) ([]db.ListMembersRow, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
 			return nil, err
 		}
@@ -34,7 +34,7 @@ func (s *Service) ListMembers(ctx context.Context, p *auth.Principal, projectID 
 // AddMember gives a workspace user a role in a project. An unknown user is
 // not found (decisions.md); an existing member answers Conflict.
 func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64, role string) (db.ListMembersRow, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ListMembersRow, error) {
+	return txV(ctx, s, func(q *db.Queries) (db.ListMembersRow, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return db.ListMembersRow{}, err
 		}
@@ -53,7 +53,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uu
 // UpdateMember changes a member's role in a project. Roles are independent
 // across projects, so no other membership changes.
 func (s *Service) UpdateMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64, role string) (db.ListMembersRow, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ListMembersRow, error) {
+	return txV(ctx, s, func(q *db.Queries) (db.ListMembersRow, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return db.ListMembersRow{}, err
 		}
@@ -73,7 +73,7 @@ func (s *Service) UpdateMember(ctx context.Context, p *auth.Principal, projectID
 
 // RemoveMember revokes a user's access to a project; the account is kept.
 func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64) error {
-	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	return s.tx(ctx, func(q *db.Queries) error {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return err
 		}

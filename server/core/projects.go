@@ -75,7 +75,7 @@ func (s *Service) ListProjects(ctx context.Context, p *auth.Principal) ([]Projec
 	if err := requireUser(p); err != nil {
 		return nil, err
 	}
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) ([]ProjectDetail, error) {
+	return txV(ctx, s, func(q *db.Queries) ([]ProjectDetail, error) {
 		var rows []db.ListProjectsRow
 		if p.WorkspaceAdmin() {
 			var err error
@@ -148,7 +148,7 @@ func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name str
 	if err != nil {
 		return ProjectDetail{}, err
 	}
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (ProjectDetail, error) {
+	return txV(ctx, s, func(q *db.Queries) (ProjectDetail, error) {
 		created, err := createProject(ctx, q, name, slug)
 		if err != nil {
 			return ProjectDetail{}, err
@@ -172,7 +172,7 @@ func (s *Service) RenameProject(ctx context.Context, p *auth.Principal, id uuid.
 	if err != nil {
 		return ProjectDetail{}, err
 	}
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (ProjectDetail, error) {
+	return txV(ctx, s, func(q *db.Queries) (ProjectDetail, error) {
 		_, err := q.RenameProject(ctx, db.RenameProjectParams{ID: id, Name: name, Slug: slug})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ProjectDetail{}, errProjectNotFound
@@ -192,7 +192,7 @@ func (s *Service) DeleteProject(ctx context.Context, p *auth.Principal, id uuid.
 	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
 		return err
 	}
-	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	return s.tx(ctx, func(q *db.Queries) error {
 		if err := q.LockWorkspace(ctx); err != nil {
 			return fmt.Errorf("lock workspace: %w", store.AdaptError(err))
 		}

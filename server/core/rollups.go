@@ -70,7 +70,7 @@ func ingestAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID u
 	if p != nil && p.Kind == auth.KindSDKKey && p.EnvironmentID == envID {
 		return nil
 	}
-	_, err := envAccess(ctx, q, p, envID, NeedRead)
+	_, err := envAccess(ctx, q, p, envID, NeedIngest)
 	return err
 }
 

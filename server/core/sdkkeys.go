@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -13,7 +12,6 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -27,13 +25,13 @@ type NewSDKKey struct {
 
 var (
 	errSDKKeyNotFound = apperr.E(apperr.NotFound, "SDK key not found")
-	errLastSDKKey     = apperr.E(apperr.Invalid, "the last SDK key of a project cannot be revoked")
+	errLastSDKKey     = apperr.E(apperr.Invalid, "the last server SDK key of a project cannot be revoked")
 )
 
 // ListSDKKeys returns a project's SDK keys without their values, newest
 // first. Project admin (decisions.md: listing keys needs project admin).
 func (s *Service) ListSDKKeys(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.ListSDKKeysByProjectRow, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) ([]db.ListSDKKeysByProjectRow, error) {
+	return txV(ctx, s, func(q *db.Queries) ([]db.ListSDKKeysByProjectRow, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
 			return nil, err
 		}
@@ -45,17 +43,36 @@ func (s *Service) ListSDKKeys(ctx context.Context, p *auth.Principal, projectID 
 	})
 }
 
-// CreateSDKKey creates an SDK key bound to an environment of the project.
-// An environment of another project, or none, is invalid input naming
-// environment_id (spec, SDK key: environment_id must belong to the project).
-func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, name string, envID uuid.UUID) (NewSDKKey, error) {
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (NewSDKKey, error) {
+// The kinds of SDK key (extensions.md, Client keys).
+const (
+	KeyKindServer = "server"
+	KeyKindClient = "client"
+)
+
+// keyPrefixes gives each kind of SDK key its credential prefix.
+var keyPrefixes = map[string]string{KeyKindServer: auth.SDKKeyKind, KeyKindClient: auth.ClientKeyKind}
+
+// CreateSDKKey creates an SDK key of kind (nil: server) bound to an
+// environment of the project. An environment of another project, or none, is
+// invalid input naming environment_id (spec, SDK key: environment_id must
+// belong to the project); a kind other than exactly server or client is
+// invalid naming kind.
+func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, name string, envID uuid.UUID, kind *string) (NewSDKKey, error) {
+	return txV(ctx, s, func(q *db.Queries) (NewSDKKey, error) {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return NewSDKKey{}, err
 		}
 		name := strings.TrimSpace(name)
 		if name == "" {
 			return NewSDKKey{}, apperr.Field("name", "must not be empty")
+		}
+		k := KeyKindServer
+		if kind != nil {
+			k = *kind
+		}
+		credKind, ok := keyPrefixes[k]
+		if !ok {
+			return NewSDKKey{}, apperr.Field("kind", "must be server or client")
 		}
 		env, err := q.GetEnvironmentInProject(ctx, db.GetEnvironmentInProjectParams{ID: envID, ProjectID: projectID})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -64,12 +81,12 @@ func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID
 		if err != nil {
 			return NewSDKKey{}, fmt.Errorf("get environment: %w", store.AdaptError(err))
 		}
-		full, prefix, hash, err := auth.NewCredential(auth.SDKKeyKind)
+		full, prefix, hash, err := auth.NewCredential(credKind)
 		if err != nil {
 			return NewSDKKey{}, err
 		}
 		key, err := q.CreateSDKKey(ctx, db.CreateSDKKeyParams{
-			ProjectID: projectID, EnvironmentID: env.ID, Name: name, KeyHash: hash, Prefix: prefix,
+			ProjectID: projectID, EnvironmentID: env.ID, Name: name, Kind: k, KeyHash: hash, Prefix: prefix,
 		})
 		if err != nil {
 			return NewSDKKey{}, fmt.Errorf("create SDK key: %w", store.AdaptError(err))
@@ -78,14 +95,15 @@ func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID
 	})
 }
 
-// RevokeSDKKey deletes an SDK key of the project. Authentication reads the
-// database on every request, so the key stops working at once on every
-// instance. Spec, Limits: a project keeps at least one SDK key; the project
-// row lock makes concurrent revocations (and environment deletions, which
-// cascade to keys) count one after another.
+// RevokeSDKKey deletes an SDK key of the project. The key stops working at
+// once on every instance and its streams end (spec, Authentication rule 5),
+// through the route every ended credential takes (txV). Spec, Limits: a
+// project keeps at least one SDK key, and extensions.md counts server keys
+// only, so client keys can always be revoked; the project row lock makes
+// concurrent revocations (and environment deletions, which cascade to keys)
+// count one after another.
 func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, id int64) error {
-	var envID uuid.UUID
-	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	return s.tx(ctx, func(q *db.Queries) error {
 		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
 			return err
 		}
@@ -98,29 +116,20 @@ func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID
 		} else if err != nil {
 			return fmt.Errorf("get SDK key: %w", store.AdaptError(err))
 		}
-		envID = key.EnvironmentID
-		n, err := q.CountSDKKeysByProject(ctx, projectID)
-		if err != nil {
-			return fmt.Errorf("count SDK keys: %w", store.AdaptError(err))
-		}
-		if n <= 1 {
-			return errLastSDKKey
+		if key.Kind == KeyKindServer {
+			n, err := q.CountServerKeysByProject(ctx, projectID)
+			if err != nil {
+				return fmt.Errorf("count SDK keys: %w", store.AdaptError(err))
+			}
+			if n <= 1 {
+				return errLastSDKKey
+			}
 		}
 		if err := q.DeleteSDKKey(ctx, db.DeleteSDKKeyParams{ID: id, ProjectID: projectID}); err != nil {
 			return fmt.Errorf("delete SDK key: %w", store.AdaptError(err))
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	// Spec, Authentication rule 5: revocation is immediate: this instance
-	// forgets the key before answering; every instance forgets it and closes
-	// its streams on the event.
-	revoke := bus.Event{Op: bus.OpRevoke, EnvID: envID, Key: strconv.FormatInt(id, 10)}
-	s.Invalidate(revoke)
-	s.publish(ctx, revoke)
-	return nil
 }
 
 // lockProject takes the project's row lock until the transaction ends. Every

@@ -58,7 +58,7 @@ func (s *Service) seedWorkspace(ctx context.Context, name string) error {
 	if name = strings.TrimSpace(name); name == "" {
 		name = defaultWorkspaceName
 	}
-	created, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (*newProject, error) {
+	created, err := txV(ctx, s, func(q *db.Queries) (*newProject, error) {
 		if err := q.LockWorkspaceSetup(ctx); err != nil {
 			return nil, fmt.Errorf("lock: %w", err)
 		}
@@ -110,7 +110,7 @@ func (s *Service) seedAdmin(ctx context.Context, cfg SeedConfig) error {
 	if err != nil {
 		return err
 	}
-	created, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (bool, error) {
+	created, err := txV(ctx, s, func(q *db.Queries) (bool, error) {
 		if err := q.LockWorkspaceSetup(ctx); err != nil {
 			return false, fmt.Errorf("lock: %w", err)
 		}
@@ -181,6 +181,7 @@ func createProject(ctx context.Context, q *db.Queries, name, slug string) (newPr
 		ProjectID:     out.Project.ID,
 		EnvironmentID: out.Environments[0].ID,
 		Name:          "Production SDK key",
+		Kind:          KeyKindServer,
 		KeyHash:       hash,
 		Prefix:        prefix,
 	})

@@ -59,7 +59,7 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 	if err != nil {
 		return db.Segment{}, err
 	}
-	seg, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Segment, error) {
+	seg, err := txV(ctx, s, func(q *db.Queries) (db.Segment, error) {
 		env, err := envAccess(ctx, q, p, envID, NeedWrite)
 		if err != nil {
 			return db.Segment{}, err
@@ -76,7 +76,7 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 // re-broadcasts every flag that references it (spec, Segment).
 func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, in SegmentInput) (db.Segment, error) {
 	var events []bus.Event
-	seg, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Segment, error) {
+	seg, err := txV(ctx, s, func(q *db.Queries) (db.Segment, error) {
 		env, err := envAccess(ctx, q, p, envID, NeedWrite)
 		if err != nil {
 			return db.Segment{}, err
@@ -129,7 +129,7 @@ func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uui
 // referenced it, now without the segment's rules.
 func (s *Service) DeleteSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) error {
 	var events []bus.Event
-	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	err := s.tx(ctx, func(q *db.Queries) error {
 		env, err := envAccess(ctx, q, p, envID, NeedWrite)
 		if err != nil {
 			return err
@@ -200,7 +200,16 @@ func validateSegment(key string, name *string, rules *[]eval.Rule) (string, []by
 			p.add(field+".segment_key", "a segment's rules cannot reference segments")
 			continue
 		}
-		checkRuleCondition(&p, field, r)
+		checkRuleConditions(&p, field, r)
+		// extensions.md §2: segment rules may carry variant, never a rollout
+		// or a split (expansion takes those from the referencing rule).
+		if r.RolloutPercentage != nil {
+			p.add(field+".rollout_percentage", "a segment's rules cannot carry a rollout")
+		}
+		if len(r.Variants) > 0 {
+			p.add(field+".variants", "a segment's rules cannot carry variants")
+		}
+		rs[i].Variants = nil // variants: [] is none and comes back absent
 		rs[i].Variant = nullToNil(r.Variant)
 		if rs[i].Values == nil {
 			rs[i].Values = []string{}

@@ -22,6 +22,7 @@ type Service struct {
 	keys         *keyCache
 	notifier     *notify.Client
 	backoff      []time.Duration
+	lease        time.Duration
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -35,14 +36,21 @@ type Config struct {
 	// NotifyBackoff is the wait before each retry of a failed webhook or chat
 	// delivery; notify.DefaultBackoff (1 s, 5 s, 15 s) when nil. Tests shorten it.
 	NotifyBackoff []time.Duration
+	// NotifyLease is how long a claimed notification stays reserved for its
+	// sender between two renewals; notificationLease (10 s) when zero. Tests
+	// shorten it.
+	NotifyLease time.Duration
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
 	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus,
-		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff}
+		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff, lease: cfg.NotifyLease}
 	if s.notifier == nil {
 		s.notifier = notify.NewClient(notify.Config{})
+	}
+	if s.lease <= 0 {
+		s.lease = notificationLease
 	}
 	if s.backoff == nil {
 		s.backoff = notify.DefaultBackoff

@@ -101,7 +101,9 @@ func (s *Service) DeleteToken(ctx context.Context, p *auth.Principal, id int64) 
 	if p.ReadOnly {
 		return errReadOnly
 	}
-	n, err := db.New(s.pool).DeleteToken(ctx, db.DeleteTokenParams{ID: id, UserID: p.UserID})
+	n, err := txV(ctx, s, func(q *db.Queries) (int64, error) {
+		return q.DeleteToken(ctx, db.DeleteTokenParams{ID: id, UserID: p.UserID})
+	})
 	if err != nil {
 		return fmt.Errorf("delete token: %w", store.AdaptError(err))
 	}

@@ -100,7 +100,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 			return db.ListUsersRow{}, err
 		}
 	}
-	return store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ListUsersRow, error) {
+	return txV(ctx, s, func(q *db.Queries) (db.ListUsersRow, error) {
 		if patch.Role != nil && *patch.Role != auth.RoleAdmin {
 			if err := q.LockWorkspace(ctx); err != nil {
 				return db.ListUsersRow{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
@@ -135,7 +135,7 @@ func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) e
 	if id == p.UserID {
 		return errDeleteSelf
 	}
-	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	return s.tx(ctx, func(q *db.Queries) error {
 		if err := q.LockWorkspace(ctx); err != nil {
 			return fmt.Errorf("lock workspace: %w", store.AdaptError(err))
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/switchyard/switchyard/server/apperr"
 )
@@ -38,10 +39,19 @@ func statusOf(k apperr.Kind) int {
 	}
 }
 
+// retryAfterSeconds is the Retry-After of every 503: long enough that a
+// restarting PostgreSQL is usually back, short enough that clients (the SDK's
+// poll, a load balancer's probe) notice its return promptly.
+const retryAfterSeconds = 5
+
 // errorWriter writes every error response of the API. It is the only place
 // that logs request errors, so nothing else logs and returns the same error.
 type errorWriter struct {
 	logger *slog.Logger
+	// unreachable reports whether an error means the database could not be
+	// reached (store.Unreachable, passed in by app: this package does not
+	// import store). Nil: no error does.
+	unreachable func(error) bool
 }
 
 // write classifies err, logs it when it is our fault, and writes the JSON body
@@ -52,9 +62,33 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	e := classify(err)
+	if overridable(e.Kind) && ew.unreachable != nil && ew.unreachable(err) {
+		// An outage beats whatever kind the error was wrapped in on its way
+		// up: core wraps driver errors with fmt.Errorf (Internal), and a
+		// credential lookup that never reached the database must not read
+		// as a bad credential (an SDK that gets 401 drops its key).
+		e = apperr.DatabaseUnavailable(err)
+	}
 	status := statusOf(e.Kind)
 	msg := e.Message
-	if status >= http.StatusInternalServerError {
+	switch {
+	case status == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+	case status == http.StatusTooManyRequests:
+		// The lockout says when in its body (spec); the header says the same
+		// for clients that only read headers.
+		if secs, ok := e.Extra["retry_after_seconds"].(int); ok {
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+	}
+	if e.Kind == apperr.Unavailable {
+		// Not a bug: logged once per request as a warning, with the cause.
+		ew.logger.WarnContext(r.Context(), "request failed: dependency unavailable",
+			"method", r.Method, "path", r.URL.Path, "status", status, "err", err.Error())
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+	} else if status >= http.StatusInternalServerError {
 		ew.logger.ErrorContext(r.Context(), "request failed",
 			"method", r.Method, "path", r.URL.Path, "status", status, "err", err.Error())
 		if e.Kind == apperr.Internal || msg == "" {
@@ -76,6 +110,19 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 		body["details"] = e.Details
 	}
 	writeJSON(w, status, body)
+}
+
+// overridable reports whether an error of kind k is answered 503 when its
+// cause shows the database unreachable. Kinds about the request itself stay:
+// they were decided before the database mattered, and their causes can look
+// like a broken connection (a truncated JSON body ends in
+// io.ErrUnexpectedEOF, as a dropped database connection does).
+func overridable(k apperr.Kind) bool {
+	switch k {
+	case apperr.BadRequest, apperr.Invalid, apperr.TooLarge, apperr.MethodNotAllowed, apperr.Unavailable:
+		return false
+	}
+	return true
 }
 
 // writeJSON writes v as a JSON response with status.

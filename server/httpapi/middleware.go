@@ -83,8 +83,14 @@ func routeName(path string, l *routeLabel) string {
 	switch {
 	case l.name != "":
 		return l.name
-	case path == "/health" || path == "/stream" || path == "/flags/snapshot" || path == "/metrics" || path == "/api/openapi.json":
+	case path == "/health" || path == "/stream" || path == "/flags/snapshot" || path == "/metrics" || path == "/api/openapi.json" || path == "/api/docs":
 		return path
+	case path == "/ofrep/v1/evaluate/flags" || path == "/ofrep/v1/configuration" || path == "/ofrep/v1/events":
+		return path
+	case strings.HasPrefix(path, "/ofrep/v1/evaluate/flags/"):
+		return "/ofrep/v1/evaluate/flags/{key}"
+	case strings.HasPrefix(path, "/ofrep/"):
+		return "/ofrep/(unmatched)"
 	case strings.HasPrefix(path, "/api/"):
 		return "/api/(unmatched)"
 	}

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -14,6 +17,7 @@ import (
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/metrics"
+	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/stream"
 )
 
@@ -30,13 +34,24 @@ type Config struct {
 	// KeepAlive is the stream's keep-alive interval; 15 s (spec, Limits)
 	// when zero.
 	KeepAlive time.Duration
+	// OFREP configures remote evaluation under /ofrep/v1/ (its Errors is
+	// this package's error writer); nil serves none.
+	OFREP *ofrep.Config
+	// Ping checks that the database answers (the pool's Ping); /health
+	// reports its result. Nil: /health checks nothing.
+	Ping func(context.Context) error
+	// Unreachable reports whether an error means the database could not be
+	// reached (store.Unreachable): such errors answer 503, however they
+	// were wrapped. Nil: none do.
+	Unreachable func(error) bool
 }
 
 // NewHandler builds the whole HTTP surface. First match wins: the
 // hand-written /health, /api/openapi.json, /stream and /flags/snapshot, then
-// the API (validated against the document), then the dashboard catch-all.
+// the dashboard's /api/docs page, then the API (validated against the
+// document), then the dashboard catch-all.
 func NewHandler(cfg Config) (http.Handler, error) {
-	errs := errorWriter{logger: cfg.Logger}
+	errs := errorWriter{logger: cfg.Logger, unreachable: cfg.Unreachable}
 	spec, err := loadSpec()
 	if err != nil {
 		return nil, err
@@ -62,7 +77,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 
 	root := mux.NewRouter()
 	root.MethodNotAllowedHandler = api.MethodNotAllowedHandler
-	root.Path("/health").Methods(http.MethodGet, http.MethodHead).HandlerFunc(health)
+	root.Path("/health").Methods(http.MethodGet, http.MethodHead).Handler(&healthHandler{ping: cfg.Ping, errs: errs, ttl: healthCacheTTL})
 	root.Path("/api/openapi.json").Methods(http.MethodGet, http.MethodHead).Handler(rawJSON(specJSON))
 	keepAlive := cfg.KeepAlive
 	if keepAlive <= 0 {
@@ -75,10 +90,36 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	})
 	root.Path("/metrics").Methods(http.MethodGet).Handler(cfg.Metrics.Handler())
 	authn := authenticator{core: cfg.Core, errs: errs}
-	root.PathPrefix("/api/").Handler(chain(api, limitBody(errs), rejectUnstorableText(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware))
-	root.PathPrefix("/").Handler(newStatic(cfg.PublicDir, errs))
+	apiChain := chain(api, limitBody(errs), rejectUnstorableText(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware)
+	var top http.Handler = root
+	if cfg.OFREP != nil {
+		oc := *cfg.OFREP
+		oc.Errors = errs.write
+		remote, err := ofrep.NewHandler(oc)
+		if err != nil {
+			return nil, err
+		}
+		// Remote evaluation is the hottest route a client can poll: it goes
+		// to its handler by prefix, before the router matches its patterns.
+		top = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/ofrep/") {
+				remote.ServeHTTP(w, r)
+				return
+			}
+			root.ServeHTTP(w, r)
+		})
+		// Browsers report exposures with a client key (extensions.md, Browsers).
+		root.Path("/api/environments/{env_id}/{ingest:impressions|events}").Handler(ofrep.CORS(apiChain))
+	}
+	dashboard := newStatic(cfg.PublicDir, errs)
+	// The browsable API reference is a dashboard page that reads
+	// /api/openapi.json; it is not an operation, so it bypasses the API
+	// chain (and its validator) and is the only dashboard path under /api/.
+	root.Path("/api/docs").Methods(http.MethodGet, http.MethodHead).Handler(dashboard)
+	root.PathPrefix("/api/").Handler(apiChain)
+	root.PathPrefix("/").Handler(dashboard)
 
-	return chain(root, logRequests(cfg.Logger, cfg.Metrics), recoverPanics(errs)), nil
+	return chain(top, logRequests(cfg.Logger, cfg.Metrics), recoverPanics(errs)), nil
 }
 
 // handler answers every request with err.
@@ -86,11 +127,70 @@ func (ew errorWriter) handler(err error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ew.write(w, r, err) })
 }
 
-// health answers the liveness check: plain-text OK, no authentication.
-func health(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+// healthPingTimeout bounds /health's database ping: a probe must get an
+// answer well within a load balancer's own timeout, outage or not.
+const healthPingTimeout = 2 * time.Second
+
+// healthCacheTTL is how long one ping's result answers /health. Probes come
+// from load balancers, orchestrators and the benchmark's control probe, so
+// most must not touch the database at all.
+const healthCacheTTL = time.Second
+
+// healthHandler answers /health without authentication: 200 "OK" while the
+// database answers, 503 with Retry-After and a JSON error body while it
+// does not (the same answer as any other route during an outage).
+type healthHandler struct {
+	ping func(context.Context) error
+	errs errorWriter
+	ttl  time.Duration // how long a result stands; healthCacheTTL
+	// last is the latest ping's result; pinging is held by the one probe
+	// refreshing it. Atomics, not a mutex: a probe never waits for another
+	// probe's ping.
+	last    atomic.Pointer[healthResult]
+	pinging atomic.Bool
+}
+
+type healthResult struct {
+	at  time.Time
+	err error
+}
+
+func (h *healthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if err := h.check(r.Context()); err != nil {
+		h.errs.write(w, r, apperr.DatabaseUnavailable(err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("OK"))
+}
+
+// check returns the database's state, pinging at most once per TTL: when
+// the cached result is stale, one probe pings while concurrent probes answer
+// from the stale result (at most one TTL plus one ping timeout old). Only the
+// very first probes, with nothing cached, all ping.
+func (h *healthHandler) check(ctx context.Context) error {
+	if h.ping == nil {
+		return nil
+	}
+	last := h.last.Load()
+	if last != nil && time.Since(last.at) < h.ttl {
+		return last.err
+	}
+	owner := h.pinging.CompareAndSwap(false, true)
+	if !owner && last != nil {
+		return last.err
+	}
+	if owner {
+		defer h.pinging.Store(false)
+	}
+	// Detached from the probe's cancellation: the result is shared, and a
+	// probe that hangs up must not cache a failure.
+	pingCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healthPingTimeout)
+	defer cancel()
+	err := h.ping(pingCtx)
+	h.last.Store(&healthResult{at: time.Now(), err: err})
+	return err
 }
 
 // rawJSON serves a fixed, pre-encoded JSON body.

@@ -19,6 +19,7 @@ func (h *Handlers) ListSdkKeys(ctx context.Context, req apiserver.ListSdkKeysReq
 		out[i] = apiserver.SdkKey{
 			Id:              k.ID,
 			Name:            k.Name,
+			Kind:            apiserver.SdkKeyKind(k.Kind),
 			Prefix:          k.Prefix,
 			EnvironmentId:   k.EnvironmentID,
 			EnvironmentName: k.EnvironmentName,
@@ -31,7 +32,7 @@ func (h *Handlers) ListSdkKeys(ctx context.Context, req apiserver.ListSdkKeysReq
 // CreateSdkKey creates an SDK key; the answer is the only one carrying its
 // full value.
 func (h *Handlers) CreateSdkKey(ctx context.Context, req apiserver.CreateSdkKeyRequestObject) (apiserver.CreateSdkKeyResponseObject, error) {
-	k, err := h.core.CreateSDKKey(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.Name, req.Body.EnvironmentId)
+	k, err := h.core.CreateSDKKey(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.Name, req.Body.EnvironmentId, nullableValue(req.Body.Kind))
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +51,7 @@ func newSDKKeyJSON(k core.NewSDKKey) apiserver.SdkKeyCreated {
 	return apiserver.SdkKeyCreated{
 		Id:              k.Key.ID,
 		Name:            k.Key.Name,
+		Kind:            apiserver.SdkKeyKind(k.Key.Kind),
 		Key:             k.Full,
 		Prefix:          k.Key.Prefix,
 		EnvironmentId:   k.Key.EnvironmentID,

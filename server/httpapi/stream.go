@@ -13,6 +13,8 @@ import (
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/etag"
+	"github.com/switchyard/switchyard/server/sse"
 	"github.com/switchyard/switchyard/server/stream"
 )
 
@@ -56,7 +58,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Subscribe first: the bootstrap and the live queue are cut at one
 	// instant, so no write falls between them.
-	sub, boot, n, err := h.hub.Subscribe(ctx, envs, p.KeyID)
+	sub, boot, n, err := h.hub.Subscribe(ctx, envs, p.CredentialRefs())
 	if err != nil {
 		if errors.Is(err, stream.ErrClosed) {
 			err = apperr.Wrap(apperr.Unavailable, "the server is shutting down", err)
@@ -66,13 +68,8 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.hub.Unsubscribe(sub)
 
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-cache")
-	hdr.Set("X-Accel-Buffering", "no")
-	hdr.Set("Access-Control-Allow-Origin", "*")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	out := sse.Start(w, writeTimeout)
 
 	// connected.environment_id is the SDK key's environment, null for
 	// cookie and token streams (decisions.md).
@@ -91,7 +88,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	first = append(first, "event: ready\ndata: "...)
 	first = append(first, ready...)
 	first = append(first, "\n\n"...)
-	if !write(rc, w, first) {
+	if !out.Write(first) {
 		return
 	}
 
@@ -104,7 +101,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-sub.Done():
 			return
 		case <-sub.Wake():
-			if !writeAll(rc, w, sub.Take()) {
+			if !out.Write(sub.Take()...) {
 				return
 			}
 		case <-tick.C:
@@ -114,27 +111,11 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if _, err := h.core.Authenticate(ctx, creds); err != nil {
 				return
 			}
-			if !write(rc, w, []byte(": keep-alive\n\n")) {
+			if !out.Write([]byte(": keep-alive\n\n")) {
 				return
 			}
 		}
 	}
-}
-
-// write sends one chunk with a deadline and flushes it.
-func write(rc *http.ResponseController, w http.ResponseWriter, b []byte) bool {
-	return writeAll(rc, w, [][]byte{b})
-}
-
-// writeAll sends chunks under one deadline and one flush.
-func writeAll(rc *http.ResponseController, w http.ResponseWriter, chunks [][]byte) bool {
-	_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	for _, b := range chunks {
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-	}
-	return rc.Flush() == nil
 }
 
 // snapshotHandler serves GET /flags/snapshot: every segment-expanded flag of
@@ -177,33 +158,72 @@ func (h snapshotHandler) serve(w http.ResponseWriter, r *http.Request) (int, err
 	if p.Kind != auth.KindSDKKey {
 		return 0, apperr.E(apperr.BadRequest, "the snapshot needs an SDK key")
 	}
+	if err := core.RequireServerKey(p); err != nil {
+		return 0, err
+	}
 	snap, err := h.hub.Snapshot(r.Context(), p.EnvironmentID)
 	if err != nil {
 		return 0, err
 	}
+	// The gzip body is a second representation of the same snapshot: it
+	// gets the weak form of the identity body's tag, as NGINX's gzip does
+	// (RFC 9110 §8.8.1, §8.8.3: a strong tag names one exact byte sequence;
+	// If-None-Match compares weakly, so either form revalidates either
+	// body). docs/api.md, "Snapshot compression".
+	gz := acceptsGzip(r.Header.Values("Accept-Encoding"))
+	tag, body := snap.ETag, snap.Body
+	if gz {
+		tag = "W/" + snap.ETag
+	}
 	hdr := w.Header()
 	hdr.Set("X-Service-Environment-Id", p.EnvironmentID.String())
-	hdr.Set("ETag", snap.ETag)
+	hdr.Set("ETag", tag)
 	hdr.Set("Cache-Control", "no-cache")
-	if etagMatches(r.Header.Get("If-None-Match"), snap.ETag) {
+	hdr.Set("Vary", "Accept-Encoding")
+	if etag.Matches(r.Header.Get("If-None-Match"), snap.ETag) {
 		w.WriteHeader(http.StatusNotModified)
 		return http.StatusNotModified, nil
 	}
+	if gz {
+		body = snap.Gzip() // compressed once per snapshot, not per request
+		hdr.Set("Content-Encoding", "gzip")
+	}
 	hdr.Set("Content-Type", "application/json")
-	hdr.Set("Content-Length", strconv.Itoa(len(snap.Body)))
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(snap.Body)
+	_, _ = w.Write(body)
 	return http.StatusOK, nil
 }
 
-// etagMatches applies If-None-Match (RFC 9110 §13.1.2): "*" or any listed
-// tag, weak or not, matches.
-func etagMatches(header, etag string) bool {
-	for _, tag := range strings.Split(header, ",") {
-		tag = strings.TrimSpace(tag)
-		if tag == "*" || tag == etag || tag == "W/"+etag {
-			return true
+// acceptsGzip reports whether Accept-Encoding (RFC 9110 §12.5.3) gives gzip
+// a weight above 0: "gzip" or "x-gzip" by name, or else "*". A missing
+// header means identity only: clients that did not ask get plain JSON.
+func acceptsGzip(values []string) bool {
+	named, star := -1.0, -1.0
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			coding, params, _ := strings.Cut(item, ";")
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				name, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+				if ok && strings.EqualFold(strings.TrimSpace(name), "q") {
+					f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+					if err != nil || f < 0 || f > 1 {
+						f = 0 // malformed weight: do not guess
+					}
+					q = f
+				}
+			}
+			switch c := strings.ToLower(strings.TrimSpace(coding)); c {
+			case "gzip", "x-gzip":
+				named = max(named, q)
+			case "*":
+				star = max(star, q)
+			}
 		}
 	}
-	return false
+	if named >= 0 {
+		return named > 0
+	}
+	return star > 0
 }

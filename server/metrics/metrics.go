@@ -29,6 +29,9 @@ type Metrics struct {
 	SnapshotRequests *prometheus.CounterVec
 	// HTTPDuration observes HTTP requests by route template, method, status.
 	HTTPDuration *prometheus.HistogramVec
+	// OFREPExposuresDropped counts impressions of OFREP evaluations dropped
+	// on a full queue.
+	OFREPExposuresDropped prometheus.Counter
 }
 
 // New registers the collectors, with the Go runtime and process ones.
@@ -58,9 +61,12 @@ func New() *Metrics {
 			Name: "switchyard_http_request_duration_seconds", Help: "HTTP requests by route, method and status.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method", "status"}),
+		OFREPExposuresDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_ofrep_impressions_dropped_total", Help: "Impressions of OFREP evaluations dropped because the queue was full.",
+		}),
 	}
 	m.registry.MustRegister(m.OpenStreams, m.FanoutSeconds, m.BusResubscribes, m.Resyncs, m.SlowClients,
-		m.SnapshotRequests, m.HTTPDuration,
+		m.SnapshotRequests, m.HTTPDuration, m.OFREPExposuresDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

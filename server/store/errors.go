@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -109,10 +112,59 @@ func constraintMessage(name string) (constraintError, bool) {
 	}
 }
 
+// SQLSTATEs that say the server is going away or not yet accepting sessions
+// (class 57, operator intervention); the rest of class 57 (query_canceled,
+// database_dropped) does not mean the database is unreachable.
+const (
+	codeAdminShutdown = "57P01"
+	codeCrashShutdown = "57P02"
+	codeCannotConnect = "57P03"
+)
+
+// Unreachable reports whether err, however it was wrapped, means the database
+// could not be reached: the request may well succeed once it is back, so the
+// client is told 503, never 500 (a bug) or 4xx (its fault). It is the one
+// place that recognises an outage:
+//
+//   - a failed connection attempt (*pgconn.ConnectError: refused, timed out,
+//     or turned away because the server is starting or stopping);
+//   - SQLSTATE class 08 (connection exception) and 57P01 admin_shutdown,
+//     57P02 crash_shutdown, 57P03 cannot_connect_now: what a session hears
+//     when the server stops under it;
+//   - a connection that broke mid-statement: an unexpected EOF, a network
+//     error, or the driver's "conn closed" after an earlier break.
+//
+// A context cancellation is the caller's own decision and never counts, nor
+// does a timeout of the caller's own context once connected.
+func Unreachable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"),
+			pgErr.Code == codeAdminShutdown, pgErr.Code == codeCrashShutdown, pgErr.Code == codeCannotConnect:
+			return true
+		}
+		return false
+	}
+	// *net.OpError rather than net.Error: context.DeadlineExceeded is a
+	// net.Error too, and the caller's own deadline is not an outage.
+	var opErr *net.OpError
+	return errors.As(err, &opErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, net.ErrClosed)
+}
+
 // AdaptError translates a database error into an *apperr.Error, the one place
 // where Switchyard does so (STYLE §4). It decides on the SQLSTATE and the
 // constraint name, never on message text:
 //
+//   - an unreachable database (see Unreachable): Unavailable
 //   - pgx.ErrNoRows: NotFound
 //   - 23505 unique_violation: Conflict
 //   - 23503 foreign_key_violation: NotFound (the referenced row is missing)
@@ -123,8 +175,14 @@ func constraintMessage(name string) (constraintError, bool) {
 // Internal with err as its cause. Callers that need a more specific message
 // (which flag was not found) check the kind and wrap it themselves.
 func AdaptError(err error) error {
-	if err == nil || apperr.As(err) != nil ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || apperr.As(err) != nil {
+		return err
+	}
+	// Before the context check: a connect that timed out wraps a deadline.
+	if Unreachable(err) {
+		return apperr.DatabaseUnavailable(err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/db"
@@ -83,7 +87,7 @@ func TestAdaptErrorFromRealViolations(t *testing.T) {
 			run: func() error {
 				for range 2 {
 					if _, err := q.CreateSDKKey(ctx, db.CreateSDKKeyParams{
-						ProjectID: project.ID, EnvironmentID: env.ID, Name: "k",
+						ProjectID: project.ID, EnvironmentID: env.ID, Name: "k", Kind: "server",
 						KeyHash: make([]byte, 32), Prefix: "sk_live_0000",
 					}); err != nil {
 						return err
@@ -98,7 +102,7 @@ func TestAdaptErrorFromRealViolations(t *testing.T) {
 			name: "23503 is NotFound",
 			run: func() error {
 				_, err := q.CreateSDKKey(ctx, db.CreateSDKKeyParams{
-					ProjectID: project.ID, EnvironmentID: uuid.New(), Name: "k",
+					ProjectID: project.ID, EnvironmentID: uuid.New(), Name: "k", Kind: "server",
 					KeyHash: bytes.Repeat([]byte{1}, 32), Prefix: "sk_live_1111",
 				})
 				return err
@@ -204,4 +208,73 @@ func TestAdaptErrorPassThrough(t *testing.T) {
 			t.Errorf("AdaptError(%v) = %v (kind %v), want Internal wrapping it", plain, got, apperr.KindOf(got))
 		}
 	})
+}
+
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+
+	// Real driver errors: a refused connection, a session the server ends
+	// (what a stopping server does to every session), and the use of the
+	// connection it left behind.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	_, refused := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", closedPort))
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, connectCancelled := pgx.Connect(cancelled, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", closedPort))
+
+	pool := testenv.Pool(t)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, terminated := conn.Exec(ctx, "SELECT pg_terminate_backend(pg_backend_pid())")
+	_, afterwards := conn.Exec(ctx, "SELECT 1")
+	conn.Release()
+	_, syntax := pool.Exec(ctx, "SELEC 1")
+
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused connection", refused, true},
+		{"refused connection wrapped by core", fmt.Errorf("look up sdk key: %w", refused), true},
+		{"session ended by the server (57P01)", terminated, true},
+		{"connection closed after that", afterwards, true},
+		{"connection exception class 08", &pgconn.PgError{Code: "08006"}, true},
+		{"crash shutdown 57P02", &pgconn.PgError{Code: "57P02"}, true},
+		{"cannot connect now 57P03", fmt.Errorf("begin transaction: %w", &pgconn.PgError{Code: "57P03"}), true},
+		{"broken mid-statement", fmt.Errorf("failed to receive message: %w", io.ErrUnexpectedEOF), true},
+		{"nil", nil, false},
+		{"the caller cancelled its connect", connectCancelled, false},
+		{"the caller cancelled", fmt.Errorf("query: %w", context.Canceled), false},
+		{"the caller's deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), false},
+		{"query canceled 57014", &pgconn.PgError{Code: "57014"}, false},
+		{"a syntax error", syntax, false},
+		{"no rows", pgx.ErrNoRows, false},
+		{"a plain error", errors.New("boom"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.err == nil && tt.name != "nil" {
+				t.Fatal("the arranged operation succeeded; want an error")
+			}
+			if got := store.Unreachable(tt.err); got != tt.want {
+				t.Errorf("Unreachable(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+			if !tt.want || tt.err == nil {
+				return
+			}
+			got := apperr.As(store.AdaptError(tt.err))
+			if got == nil || got.Kind != apperr.Unavailable || !errors.Is(got, tt.err) {
+				t.Errorf("AdaptError(%v) = %v, want Unavailable keeping the cause", tt.err, got)
+			}
+		})
+	}
 }

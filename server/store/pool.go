@@ -12,8 +12,22 @@ import (
 // fails startup quickly instead of hanging.
 const pingTimeout = 10 * time.Second
 
+// defaultConnectTimeout bounds each new connection when DATABASE_URL sets no
+// connect_timeout (and each liveness ping unless pool_ping_timeout is set). Without it a dial to an unreachable host waits for the
+// kernel (minutes), and so would every request during an outage; with it the
+// request fails with a connect error, answered 503 (see Unreachable). A
+// refused connection (the server is down, the host is up) fails at once
+// either way.
+const defaultConnectTimeout = 5 * time.Second
+
 // Open connects a pool to databaseURL with at most maxConns connections
 // (pgxpool's default when maxConns < 1) and pings the server once.
+//
+// The pool outlives database outages by itself: pgxpool pings a connection
+// that sat idle for over a second before handing it out and replaces it when
+// the ping fails, drops connections that broke during use, and dials anew on
+// demand. So after PostgreSQL restarts, requests succeed again as soon as it
+// accepts connections; nothing here needs restarting.
 func Open(ctx context.Context, databaseURL string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
@@ -21,6 +35,14 @@ func Open(ctx context.Context, databaseURL string, maxConns int32) (*pgxpool.Poo
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	if cfg.PingTimeout == 0 {
+		// The liveness ping of an idle connection, before it is handed out,
+		// waits no longer than a new connection would.
+		cfg.PingTimeout = defaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -126,7 +126,7 @@ func TestBootstrapThenLive(t *testing.T) {
 	src.commit(env, "b", 1)
 	src.commit(env, "a", 3)
 	h := startHub(t, src, Config{PollInterval: time.Hour})
-	s, boot, n, err := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	s, boot, n, err := h.Subscribe(context.Background(), []uuid.UUID{env}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestChangeLogPollDeliversMissedChanges(t *testing.T) {
 	src := newFakeSource()
 	env := uuid.New()
 	h := startHub(t, src, Config{PollInterval: 10 * time.Millisecond})
-	s, _, _, err := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	s, _, _, err := h.Subscribe(context.Background(), []uuid.UUID{env}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +165,8 @@ func TestSlowReaderIsCutOff(t *testing.T) {
 	src := newFakeSource()
 	env := uuid.New()
 	h := startHub(t, src, Config{PollInterval: time.Hour, QueueSize: 4})
-	slow, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
-	fast, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	slow, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, nil)
+	fast, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, nil)
 	for v := int64(1); v <= 10; v++ {
 		h.Notify(src.commit(env, "k", v))
 		if got := versionOf(t, recv(t, fast)); got != v {
@@ -184,17 +184,23 @@ func TestRevocationAndResyncEndStreams(t *testing.T) {
 	src := newFakeSource()
 	env := uuid.New()
 	h := startHub(t, src, Config{PollInterval: time.Hour})
-	keyed, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 42)
-	other, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 7)
-	h.Notify(bus.Event{Op: bus.OpRevoke, EnvID: env, Key: "42"})
-	select {
-	case <-keyed.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("revoking key 42 did not end its stream")
+	keyed, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, []string{"sdk_key:42"})
+	legacy, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, []string{"sdk_key:43"})
+	user, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, []string{"user:42", "token:9"})
+	other, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, []string{"sdk_key:7", "user:7"})
+	h.Notify(bus.Event{Op: bus.OpRevoke, EnvID: env, Key: "sdk_key:42"})
+	h.Notify(bus.Event{Op: bus.OpRevoke, EnvID: env, Key: "43"}) // as instances before migration 00007 publish it
+	h.Notify(bus.Event{Op: bus.OpRevoke, Key: "token:9"})
+	for name, s := range map[string]*Subscriber{"key 42": keyed, "key 43 (bare id)": legacy, "token 9": user} {
+		select {
+		case <-s.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("revoking %s did not end its stream", name)
+		}
 	}
 	select {
 	case <-other.Done():
-		t.Fatal("revoking key 42 ended another key's stream")
+		t.Fatal("revoking other credentials ended this stream")
 	default:
 	}
 	h.Notify(bus.Event{Op: bus.OpResync})
@@ -213,7 +219,7 @@ func TestRecreatedFlagIsDeletedFirst(t *testing.T) {
 	env := uuid.New()
 	src.commit(env, "k", 5)
 	h := startHub(t, src, Config{PollInterval: time.Hour})
-	s, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, 0)
+	s, _, _, _ := h.Subscribe(context.Background(), []uuid.UUID{env}, nil)
 	src.commit(env, "k", 1) // deleted and created again, both committed
 	h.Notify(bus.Event{Op: bus.OpDelete, EnvID: env, Key: "k"})
 	if f := recv(t, s); !strings.Contains(string(f), `"type":"DELETE"`) {
@@ -246,6 +252,42 @@ func TestSnapshotIsMemoisedUntilAChange(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the snapshot did not change")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Remote evaluation reads the same cache: compiled once per version, tagged
+// with the snapshot's ETag, and current after a change.
+func TestEvaluationFollowsTheCache(t *testing.T) {
+	src := newFakeSource()
+	env := uuid.New()
+	src.commit(env, "k", 1)
+	h := startHub(t, src, Config{PollInterval: time.Hour})
+	a, tagA, err := h.Evaluation(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, tagB, _ := h.Evaluation(context.Background(), env)
+	snap, _ := h.Snapshot(context.Background(), env)
+	if a != b || tagA != tagB || tagA != snap.ETag {
+		t.Error("two evaluations without a change compiled twice, or their tag is not the snapshot's")
+	}
+	if info, ok := a.Info("k"); !ok || info.Version != 1 || a.Evaluate("k", "u", nil).Value != true {
+		t.Errorf("compiled flag k = %+v %v", info, ok)
+	}
+	h.Notify(src.commit(env, "k", 2))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, tag, _ := h.Evaluation(context.Background(), env)
+		if info, _ := c.Info("k"); info.Version == 2 {
+			if tag == tagA {
+				t.Error("the tag did not change with the flag")
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the evaluation did not follow the change")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -59,8 +59,8 @@ after(async () => {
   hooks?.close();
 });
 
-async function newPage() {
-  const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 } });
+async function newPage(viewport = { width: 1280, height: 800 }) {
+  const context = await browser.newContext({ baseURL: server.url, viewport });
   context.setDefaultTimeout(TIMEOUT);
   const page = await context.newPage();
   page.on("pageerror", (err) => console.error("page error:", err.message));
@@ -262,6 +262,7 @@ async function seed(page) {
   const envPath = `/api/environments/${env.id}`;
   await api(page, "POST", `/api/projects/${project.id}/environments/${env.id}/require-approval`, { require_approval: false });
   const key = await api(page, "POST", `/api/projects/${project.id}/keys`, { name: "e2e web app", environment_id: env.id });
+  await api(page, "POST", `/api/projects/${project.id}/keys`, { name: "storefront browser", environment_id: env.id, kind: "client" });
   await api(page, "POST", `${envPath}/segments`, {
     key: "beta-testers",
     name: "Beta testers",
@@ -282,6 +283,7 @@ async function seed(page) {
     rules: [{ segment_key: "beta-testers", variant: "compact" }],
     tags: ["growth", "web"],
     owner_email: ADMIN.email,
+    client_side: true,
   });
   const impressions = [];
   const events = [];
@@ -367,4 +369,188 @@ test("screenshots of every main screen", async () => {
     delivered.some((d) => d.event === "change_request.opened" && d.signature?.startsWith("sha256=")),
     `the webhook received a signed change_request.opened: ${JSON.stringify(delivered.map((d) => d.event))}`,
   );
+});
+
+// The flag editor's Save bar must never hide what the browser shows or
+// scrolls to. As the editor opens it takes its own space below the last card;
+// with unsaved edits it is pinned to the bottom of the window, and then a card
+// header brought into view and the field keyboard focus moves to stay above
+// it (WCAG 2.4.11, focus not obscured). Checked by bounding boxes at two
+// common window sizes, on the flag seeded by the screenshots test.
+test("flag editor: nothing is hidden under the Save bar", async () => {
+  const problems = [];
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 1440, height: 900 }]) {
+    const size = `${viewport.width}x${viewport.height}`;
+    const page = await newPage(viewport);
+    await signIn(page, ADMIN);
+    await page.goto(new URL(page.url()).pathname.replace(/\/flags$/, "/flags/pricing-page"));
+    await page.getByRole("heading", { name: "Prerequisites" }).waitFor();
+    await page.waitForLoadState("networkidle").catch(() => undefined);
+    // geometry reports the bar's box, the window's height, and the box of a
+    // card (which = "card" and its index), a card header ("head") or the
+    // focused element ("focus").
+    const geometry = (which, i = 0) =>
+      page.evaluate(
+        ([which, i]) => {
+          const box = (el) => {
+            const r = el.getBoundingClientRect();
+            return { top: r.top, bottom: r.bottom, left: r.left, right: r.right };
+          };
+          const bar = document.querySelector(".editor-footer");
+          const el =
+            which === "focus"
+              ? document.activeElement
+              : document.querySelectorAll(which === "card" ? "section.card" : "section.card .section-head")[i];
+          return {
+            bar: box(bar),
+            height: window.innerHeight,
+            el: box(el),
+            inBar: bar.contains(el),
+            label: el.getAttribute("aria-label") || el.labels?.[0]?.textContent || el.textContent.trim().slice(0, 30),
+          };
+        },
+        [which, i],
+      );
+    const overlaps = (a, b) => a.top < b.bottom && b.top < a.bottom && a.left < b.right && b.left < a.right;
+    const cards = await page.locator("section.card").count();
+    assert.ok(cards >= 5, `${size}: ${cards} cards`);
+
+    // As it opens: the bar is below every card, wherever the page is scrolled.
+    await page.screenshot({ path: path.join(artifacts, `04-flag-editor-${size}.png`) });
+    for (const y of [0, 400, 100_000]) {
+      await page.evaluate((y) => window.scrollTo(0, y), y);
+      for (let i = 0; i < cards; i++) {
+        const g = await geometry("card", i);
+        if (overlaps(g.el, g.bar)) problems.push(`${size}: unedited, scrolled to ${y}: card "${g.label}" is under the Save bar`);
+      }
+    }
+
+    // With an unsaved edit the bar is pinned to the bottom of the window
+    // (otherwise the checks below would prove nothing).
+    await page.getByLabel("Description").fill("Which pricing page layout to show, edited");
+    await page.getByText("Unsaved changes").waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const pinned = await geometry("head", 0);
+    assert.ok(Math.abs(pinned.bar.bottom - pinned.height) < 1, `${size}: the Save bar is not pinned: ${JSON.stringify(pinned)}`);
+
+    // Each card header brought into view from below (block "end" is where
+    // scrolling down to it, or scrollIntoView, leaves it).
+    for (let i = 0; i < cards; i++) {
+      await page.locator("section.card .section-head").nth(i).evaluate((el) => el.scrollIntoView({ block: "end" }));
+      const g = await geometry("head", i);
+      if (overlaps(g.el, g.bar)) problems.push(`${size}: card header "${g.label}" is under the Save bar (${JSON.stringify(g)})`);
+      if (g.el.top < 0 || g.el.bottom > g.height + 1) problems.push(`${size}: card header "${g.label}" is out of view`);
+      if (i === 2) await page.screenshot({ path: path.join(artifacts, `04-flag-editor-${size}-editing.png`) });
+    }
+
+    // Keyboard: Tab from the first field to the Save button; no focused
+    // element may be under the bar.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.getByLabel("Description").focus();
+    for (let step = 0; step < 200; step++) {
+      const g = await geometry("focus");
+      if (g.inBar) break;
+      if (overlaps(g.el, g.bar)) problems.push(`${size}: focused "${g.label}" is under the Save bar`);
+      await page.keyboard.press("Tab");
+    }
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), "Save flag", `${size}: Tab reaches the Save button`);
+    await page.context().close();
+  }
+  assert.deepEqual(problems, []);
+});
+
+// Client keys end to end: the SDK keys screen creates one and shows its
+// snippet; a browser-side OFREP call with it sees no flag until the flag
+// editor's Client-side switch is on, and a second browser's flag list shows
+// the badge through the stream. Then the API reference at /api/docs, reached
+// from the shell, renders the server's document with no request off the
+// origin (bundled, not from a CDN).
+test("client keys, client-side flags and the API reference", async () => {
+  const page = await newPage();
+  await signIn(page, ADMIN);
+  const [project] = await api(page, "GET", "/api/projects");
+  const prod = project.environments.find((e) => e.name === "Production");
+  const base = `/projects/${project.id}/envs/${prod.id}`;
+  await api(page, "POST", `/api/environments/${prod.id}/flags`, { key: "dark-mode", is_enabled: true, description: "Dark theme" });
+  const ofrep = (key, path, body = { context: { targetingKey: "user-1" } }) =>
+    fetch(`${server.url}/ofrep/v1/evaluate/flags${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  await page.goto(`${base}/keys`);
+  await page.getByLabel("Key name").fill("storefront web");
+  await page.getByRole("radio", { name: /Client key/ }).check();
+  await page.getByRole("button", { name: "Create client key" }).click();
+  const key = (await page.getByTestId("secret").textContent()).trim();
+  assert.match(key, /^pk_live_/);
+  const snippet = await page.getByTestId("snippet-web").textContent();
+  assert.ok(snippet.includes(`baseUrl: '${server.url}'`), snippet);
+  assert.ok(snippet.includes(`headers: [['Authorization', 'Bearer ${key}']]`), snippet);
+  await page.getByRole("row").filter({ hasText: "storefront web" }).getByText("Client key").waitFor();
+  await page.getByTestId("snippet-web").scrollIntoViewIfNeeded();
+  await shot(page, "16-sdk-keys-client-created");
+  const problems = (await accessibility(page)).map((v) => `keys: ${v}`);
+
+  // Not client-side yet: the key sees nothing, and the flag reads as missing.
+  let bulk = await (await ofrep(key, "")).json();
+  assert.deepEqual(bulk.flags, [], "a client key sees no flag before one is marked");
+  assert.equal((await ofrep(key, "/dark-mode")).status, 404);
+
+  // A second browser watches the flag list; the first marks the flag client-side.
+  const watcher = await newPage();
+  await signIn(watcher, ADMIN);
+  await watcher.goto(`${base}/flags`);
+  const watchedRow = watcher.getByRole("row").filter({ has: watcher.getByRole("link", { name: "dark-mode" }) });
+  await watchedRow.waitFor();
+  assert.equal(await watchedRow.getByText("client-side").count(), 0);
+
+  await page.goto(`${base}/flags/dark-mode`);
+  const sw = page.getByRole("switch", { name: "Client-side" });
+  assert.equal(await sw.getAttribute("aria-checked"), "false");
+  await sw.click();
+  await page.getByRole("button", { name: "Save flag" }).click();
+  await page.getByText(/Saved — version/).waitFor();
+  assert.equal((await api(page, "GET", `/api/environments/${prod.id}/flags/dark-mode`)).client_side, true);
+  await watchedRow.getByText("client-side").waitFor(); // through /stream, no reload
+  await watcher.context().close();
+
+  const single = await ofrep(key, "/dark-mode");
+  assert.equal(single.status, 200);
+  assert.equal((await single.json()).value, true);
+  bulk = await (await ofrep(key, "")).json();
+  assert.deepEqual(bulk.flags.map((f) => f.key), ["dark-mode"]);
+
+  await page.goto(`${base}/flags?client_side=1`);
+  await page.getByRole("link", { name: "dark-mode" }).waitFor();
+  await shot(page, "03-flags-client-side");
+
+  // The API reference, from the shell's Help link.
+  const offsite = [];
+  page.on("request", (r) => {
+    if (!r.url().startsWith(server.url) && !r.url().startsWith("data:")) offsite.push(r.url());
+  });
+  await page.getByRole("link", { name: "API reference" }).click();
+  await page.waitForURL(/\/api\/docs$/);
+  const summary = page.getByText("Evaluate every flag the key may see (OFREP bulk)").first();
+  await summary.waitFor();
+  assert.ok(await page.getByText("Create an SDK key", { exact: false }).first().isVisible(), "createSdkKey's summary is visible");
+  await page.waitForLoadState("networkidle").catch(() => undefined);
+  await page.screenshot({ path: path.join(artifacts, "19-api-reference.png") });
+  await summary.click(); // expand one operation: its description and parameters
+  await page.getByText("answers 304 without evaluating anything").first().waitFor();
+  await summary.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(artifacts, "19-api-reference-operation.png") });
+  for (const v of await accessibility(page)) problems.push(`api docs: ${v}`);
+  assert.deepEqual(offsite, [], "the API reference loads nothing from outside the server");
+
+  // A reload of /api/docs is served the dashboard by the server, without a session too.
+  const anonymous = await newPage();
+  const res = await anonymous.goto("/api/docs");
+  assert.equal(res.status(), 200);
+  await anonymous.getByText("Evaluate every flag the key may see (OFREP bulk)").first().waitFor();
+  await anonymous.context().close();
+  await page.context().close();
+  assert.deepEqual(problems, [], "axe-core found serious accessibility violations");
 });

@@ -25,6 +25,8 @@ const Members = lazy(() => import("./screens/admin/Members"));
 const EnvSettings = lazy(() => import("./screens/admin/EnvSettings"));
 const Tokens = lazy(() => import("./screens/admin/Tokens"));
 const Users = lazy(() => import("./screens/admin/Users"));
+// Swagger UI is large: it is fetched only when /api/docs opens.
+const ApiDocs = lazy(() => import("./screens/docs/ApiDocs"));
 
 function Screen({ children }: { children: ReactNode }) {
   return <Suspense fallback={<Loading />}>{children}</Suspense>;
@@ -35,6 +37,8 @@ export function App() {
     <Routes>
       <Route path="/setup" element={<Setup />} />
       <Route path="/login" element={<Login />} />
+      {/* Public, like the document it renders (GET /api/openapi.json). */}
+      <Route path="/api/docs" element={<Screen><ApiDocs /></Screen>} />
       <Route element={<RequireSession />}>
         <Route path="/" element={<Home />} />
         <Route element={<Layout />}>

@@ -785,6 +785,11 @@ const files = [];
 }
 
 // ---------------------------------------------------------------------------------------------
+// targeting.json: extensions.md §2, in targeting.js.
+
+files.push(require('./targeting.js')({ flag, kase, raw, rolloutBucket, variantIndex, USERS, show, findUser }));
+
+// ---------------------------------------------------------------------------------------------
 // Output.
 
 if (process.argv.includes('--hash-inputs')) {

@@ -11,7 +11,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness check */
+        /**
+         * Health check
+         * @description 200 `OK` while the server can reach its database; 503 while it cannot, the same
+         *     answer (with `Retry-After`) that any other route gives during a database outage.
+         *     The database is pinged at most once a second, with a 2-second timeout, however
+         *     often this is probed.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -28,7 +34,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document, as JSON */
+        /**
+         * This document, as JSON
+         * @description No credential. The document the server was built from (its handlers, request validation
+         *     and clients are generated from it), as JSON. `info.version` follows the product version.
+         */
         get: operations["getOpenAPIDocument"];
         put?: never;
         post?: never;
@@ -67,7 +77,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Workspace name and set-up state */
+        /**
+         * Workspace name and set-up state
+         * @description No credential: the dashboard reads it before anyone logs in. `is_setup_complete` is
+         *     false until the first user exists; until then `POST /api/auth/setup` creates that user.
+         */
         get: operations["getWorkspace"];
         put?: never;
         post?: never;
@@ -88,7 +102,10 @@ export interface paths {
         put?: never;
         /**
          * Create the first workspace admin (setup wizard)
-         * @description Accepted without authentication only while no user exists; afterwards 409.
+         * @description No credential, and only while no user exists: once one does, 409. Creates the first
+         *     workspace admin, renames the workspace when `workspace_name` is given, and logs the
+         *     admin in like `POST /api/auth/login` (session cookie set). A password under 8
+         *     characters, an empty name or an invalid email: 422.
          */
         post: operations["setupWorkspace"];
         delete?: never;
@@ -106,7 +123,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Log in with email and password */
+        /**
+         * Log in with email and password
+         * @description No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
+         *     regardless of case. A wrong email or password answers 401 with `attempts_remaining`.
+         *     Failures are counted per address, whether or not an account exists, so answers never
+         *     reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
+         *     minutes, and every attempt during the lock, even with the right password, answers 429
+         *     with `retry_after_seconds`. A success resets the count.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -123,7 +148,14 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session */
+        /**
+         * End the session
+         * @description A user's session or personal access token; SDK keys get 403. With the session cookie
+         *     (and `X-Service-Request: true`), deletes the session on the server, so a copied cookie
+         *     stops working everywhere at once, ends that session's open streams, and clears the
+         *     cookie. With a personal access token it changes nothing: revoke the token with
+         *     `DELETE /api/tokens/{id}`.
+         */
         post: operations["logout"];
         delete?: never;
         options?: never;
@@ -138,7 +170,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The logged-in user */
+        /**
+         * The logged-in user
+         * @description A user's session or personal access token; SDK keys get 403. The caller in the login
+         *     response's shape: id, email, name, workspace role, the workspace's name and whether
+         *     setup is complete. 401 without a valid session or token.
+         */
         get: operations["getCurrentUser"];
         put?: never;
         post?: never;
@@ -157,13 +194,21 @@ export interface paths {
         };
         /**
          * List projects
-         * @description All projects for workspace admins, otherwise only the caller's member projects.
+         * @description A user's session or personal access token; SDK keys get 403. Workspace admins see every
+         *     project, everyone else the projects they are members of, newest first. Each project
+         *     carries its environments (default first, with `require_approval`), so members who are
+         *     not project admins can find the environments whose flags they may read.
          */
         get: operations["listProjects"];
         put?: never;
         /**
          * Create a project (workspace admin)
-         * @description Seeds Production, Staging and Development (the default) and one Production SDK key.
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Seeds the
+         *     environments Production, Staging and Development (the default) and one server SDK key
+         *     bound to Production, returned in full as `sdk_key`, in this response only. The slug is
+         *     derived from the name (ASCII letters and digits, lowercased; every other run of
+         *     characters becomes one hyphen): a slug already taken answers 409, a name that leaves no
+         *     slug 422.
          */
         post: operations["createProject"];
         delete?: never;
@@ -186,12 +231,21 @@ export interface paths {
         post?: never;
         /**
          * Delete a project (workspace admin)
-         * @description Cascades to its environments, flags, SDK keys and impressions. The last project cannot be deleted (422).
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+         *     before any lookup, even for an unknown id. Cascades to everything in the project:
+         *     environments, flags, segments, SDK keys, impressions and events. Its SDK keys stop
+         *     working at once on every instance and every stream they or the project's members hold
+         *     ends. The last project cannot be deleted (422).
          */
         delete: operations["deleteProject"];
         options?: never;
         head?: never;
-        /** Rename a project (workspace admin) */
+        /**
+         * Rename a project (workspace admin)
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The 403 comes
+         *     before any lookup, even for an unknown id, so nothing leaks. The slug is derived again
+         *     from the new name; 409 when another project has it.
+         */
         patch: operations["renameProject"];
         trace?: never;
     };
@@ -204,10 +258,21 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List project members (project admin) */
+        /**
+         * List project members (project admin)
+         * @description Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+         *     is not a member of answers 404. Each member with the user's name, email and role in this
+         *     project, newest first.
+         */
         get: operations["listMembers"];
         put?: never;
-        /** Add a member (project admin) */
+        /**
+         * Add a member (project admin)
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. Gives an existing workspace user a role in this project (`admin`, `editor` or
+         *     `viewer`), independent of their roles in other projects. An unknown `user_id`: 404;
+         *     already a member: 409; another role: 422.
+         */
         post: operations["addMember"];
         delete?: never;
         options?: never;
@@ -228,11 +293,22 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member (project admin); the account is kept */
+        /**
+         * Remove a member (project admin); the account is kept
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. The user loses the project at once: it answers 404 to their next request and their
+         *     open streams end. The account and its other memberships are kept. Not a member: 404.
+         */
         delete: operations["removeMember"];
         options?: never;
         head?: never;
-        /** Change a member's role (project admin) */
+        /**
+         * Change a member's role (project admin)
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. Changes the member's role in this project only; it applies from their next request
+         *     on. Not a member: 404. Project admins may demote themselves: there is no "last project
+         *     admin" rule, as workspace admins can always recover a project.
+         */
         patch: operations["updateMember"];
         trace?: never;
     };
@@ -245,10 +321,23 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List environments (project admin) */
+        /**
+         * List environments (project admin)
+         * @description Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+         *     is not a member of answers 404. The project's environments with their settings
+         *     (`is_default`, `require_approval`), newest first. Other members find the environments
+         *     they may read in `GET /api/projects`.
+         */
         get: operations["listEnvironments"];
         put?: never;
-        /** Create an environment (project admin) */
+        /**
+         * Create an environment (project admin)
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. `name` is required (at most 100 characters); `slug` is lowercase letters, digits
+         *     and hyphens, at most 64 characters, and unique in the project (409 otherwise); `color`
+         *     is `#rgb` or `#rrggbb` (default `#6366f1`). The environment starts as neither the
+         *     default nor requiring approval, with no flags and no SDK key.
+         */
         post: operations["createEnvironment"];
         delete?: never;
         options?: never;
@@ -271,12 +360,22 @@ export interface paths {
         post?: never;
         /**
          * Delete an environment (project admin)
-         * @description The default environment and the last environment of a project cannot be deleted (422).
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. Cascades to everything in it: flags, segments, SDK keys (which stop working at once
+         *     on every instance, their streams ending), impressions, events, experiments, scheduled
+         *     changes, change requests, webhooks and chat integrations. 422 for the default
+         *     environment, the project's last environment, or one holding every server SDK key of the
+         *     project (create a key in another environment first).
          */
         delete: operations["deleteEnvironment"];
         options?: never;
         head?: never;
-        /** Rename or recolour an environment (project admin) */
+        /**
+         * Rename or recolour an environment (project admin)
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. Changes `name` and `color`, whichever are given; the slug never changes. An
+         *     environment of another project: 404.
+         */
         patch: operations["updateEnvironment"];
         trace?: never;
     };
@@ -292,7 +391,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make this the project's default environment (project admin) */
+        /**
+         * Make this the project's default environment (project admin)
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. The previous default loses the mark in the same transaction, so a project always
+         *     has exactly one default. Calling it for the current default changes nothing.
+         */
         post: operations["setDefaultEnvironment"];
         delete?: never;
         options?: never;
@@ -312,7 +416,14 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Turn the approval requirement on or off (project admin) */
+        /**
+         * Turn the approval requirement on or off (project admin)
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. While on, a flag PATCH opens a change request (202) instead of writing, and
+         *     replacing or deleting a flag, promoting a flag into the environment, segment writes and
+         *     scheduling changes answer 409. Due scheduled changes wait, neither applied nor failed,
+         *     until it is turned off. Pending change requests stay pending either way.
+         */
         post: operations["setRequireApproval"];
         delete?: never;
         options?: never;
@@ -329,10 +440,23 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List SDK keys (project admin) */
+        /**
+         * List SDK keys (project admin)
+         * @description Project admins (`read_only` tokens included); SDK keys get 403, and a project the caller
+         *     is not a member of answers 404. Keys of both kinds, `server` and `client`, newest first,
+         *     with their `prefix` (the first 12 characters) but never the full value.
+         */
         get: operations["listSdkKeys"];
         put?: never;
-        /** Create an SDK key (project admin) */
+        /**
+         * Create an SDK key (project admin)
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. `kind` is `server` (the default; `sk_live_…`, an admin of its environment, for
+         *     servers only) or `client` (`pk_live_…`, safe to publish in a browser or mobile app: it
+         *     may only evaluate `client_side` flags through OFREP and report impressions and events).
+         *     Any other value, other spellings included: 422. `environment_id` must be an environment
+         *     of this project (422 naming it otherwise). The full key is in this response only.
+         */
         post: operations["createSdkKey"];
         delete?: never;
         options?: never;
@@ -355,7 +479,10 @@ export interface paths {
         post?: never;
         /**
          * Revoke an SDK key (project admin)
-         * @description Revocation is immediate on every instance. The last key of a project cannot be revoked (422).
+         * @description Project admins; SDK keys get 403, and a project the caller is not a member of answers
+         *     404. The key answers 401 from its next request on, on every instance, and every stream
+         *     it holds (`/stream`, OFREP event streams) ends. The project's last server key cannot be
+         *     revoked (422); client keys always can. A key of another project: 404.
          */
         delete: operations["revokeSdkKey"];
         options?: never;
@@ -374,7 +501,11 @@ export interface paths {
         };
         /**
          * Compare the flags of two environments
-         * @description Both environments must belong to the project. Every flag field is compared except environment_id, version, created_at and updated_at.
+         * @description Any project member; SDK keys get 403, and a project the caller is not a member of
+         *     answers 404. `from` and `to` must be environments of this project (404 otherwise). Each
+         *     key present in either is `only_in_from`, `only_in_to`, `same`, or `different` with the
+         *     `changed_fields`; every flag field is compared except `environment_id`, `version`,
+         *     `created_at` and `updated_at`.
          */
         get: operations["diffFlags"];
         put?: never;
@@ -396,11 +527,23 @@ export interface paths {
         };
         /**
          * List the flags of an environment
-         * @description Segment references are left unexpanded.
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. Flags as stored, ordered by key, with segment references unexpanded (SDKs
+         *     receive them expanded from `/stream` and `/flags/snapshot`). `archived` filters.
          */
         get: operations["listFlags"];
         put?: never;
-        /** Create a flag, or replace it entirely when the key exists */
+        /**
+         * Create a flag, or replace it entirely when the key exists
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Creates the flag, or replaces every field of
+         *     an existing flag of that key (fields left out take their defaults). Replacing while the
+         *     environment requires approval answers 409; creating is allowed. Input that breaks a rule
+         *     answers 422 with one `details` entry per field path (`rules.0.operator`,
+         *     `variants.2.weight`). `client_side` (default false) decides whether client keys may
+         *     evaluate the flag. Side effects: version + 1, an audit entry (`create` or `replace`), an
+         *     UPSERT on the environment's streams, the notification `flag.created`.
+         */
         post: operations["putFlag"];
         delete?: never;
         options?: never;
@@ -419,19 +562,36 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a flag */
+        /**
+         * Get a flag
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. The flag as stored, with segment references unexpanded.
+         */
         get: operations["getFlag"];
         put?: never;
         post?: never;
-        /** Delete a flag */
+        /**
+         * Delete a flag
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Side effects: an audit entry (`delete`), a
+         *     DELETE update on the environment's streams, the notification `flag.deleted`. 409 while
+         *     the environment requires approval.
+         */
         delete: operations["deleteFlag"];
         options?: never;
         head?: never;
         /**
          * Apply a JSON merge patch (RFC 7396) to a flag
-         * @description Omitted fields keep their values; `null` clears a nullable field. The key is immutable.
-         *     When the environment requires approval the patch is validated and queued as a change
-         *     request (202) and the flag is left unchanged.
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Omitted fields keep their values; `null`
+         *     clears a nullable field or restores a field's default. The key is immutable (422). The
+         *     patched flag is validated as a whole: 422 with `details` field paths. Side effects:
+         *     version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
+         *     notification `flag.updated`.
+         *
+         *     When the environment requires approval the patch is validated against the current flag
+         *     and queued as a change request instead (202 with the change request, notification
+         *     `change_request.opened`); the flag is left unchanged until someone else approves it.
          */
         patch: operations["patchFlag"];
         trace?: never;
@@ -451,7 +611,16 @@ export interface paths {
         put?: never;
         /**
          * Copy a flag's configuration into another environment
-         * @description Copied atomically. The caller needs write access to the target. 409 when the target requires approval.
+         * @description Needs read access to the flag's environment and write access (editor or admin) to the
+         *     target, which may belong to another project; client keys get 403, and server SDK keys,
+         *     which reach only their own environment, cannot promote. Copies the flag's configuration
+         *     into `target_env_id` in one transaction, creating the flag there or replacing it. A
+         *     target the caller cannot see answers 422 naming `target_env_id` (it is a body field, not
+         *     an address); one they may only read, 403; the flag's own environment, 422; a target that
+         *     requires approval, 409. Rules that reference a segment need a segment of that key in the
+         *     target (422 naming the rule). The target gets an audit entry `promote`
+         *     (`metadata.source_environment_id`), an UPSERT on its streams and the notification
+         *     `flag.promoted`.
          */
         post: operations["promoteFlag"];
         delete?: never;
@@ -475,7 +644,12 @@ export interface paths {
         put?: never;
         /**
          * Archive a flag (sets archived_at)
-         * @description Archived flags stay in the stream and evaluate normally.
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Sets `archived_at`. Archived flags stay in
+         *     the stream and evaluate normally, so this is allowed while the environment requires
+         *     approval. Side effects: version + 1, an audit entry (`archive`), an UPSERT on the
+         *     environment's streams, the notification `flag.updated`. Archiving an archived flag
+         *     changes nothing.
          */
         post: operations["archiveFlag"];
         delete?: never;
@@ -497,7 +671,14 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unarchive a flag (clears archived_at) */
+        /**
+         * Unarchive a flag (clears archived_at)
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Clears `archived_at`; allowed while the
+         *     environment requires approval. Side effects: version + 1, an audit entry (`unarchive`),
+         *     an UPSERT on the environment's streams, the notification `flag.updated`. Unarchiving an
+         *     active flag changes nothing.
+         */
         post: operations["unarchiveFlag"];
         delete?: never;
         options?: never;
@@ -516,12 +697,24 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List the scheduled changes of one flag */
+        /**
+         * List the scheduled changes of one flag
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. The flag's scheduled changes ordered by `scheduled_at`; executed ones stay
+         *     listed with `executed_at` set, and failed attempts show in `attempts` and `last_error`.
+         */
         get: operations["listFlagScheduledChanges"];
         put?: never;
         /**
          * Schedule a merge patch for a flag
-         * @description The patch is validated against the current flag. scheduled_at more than 30 seconds in the past is rejected (422).
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. `patch` is a flag merge patch, validated
+         *     against the current flag now (422 with `details` naming the flag field when it would not
+         *     apply). At `scheduled_at` the background runner applies it to the flag as it then
+         *     stands, through the same path as a PATCH: version + 1, an audit entry with
+         *     `metadata.source` `schedule`, an UPSERT, the notification `flag.updated`. A failed
+         *     application is retried no earlier than 60 seconds later. Unknown flag: 404; environment
+         *     requiring approval: 409; `scheduled_at` more than 30 seconds in the past: 422.
          */
         post: operations["createScheduledChange"];
         delete?: never;
@@ -541,7 +734,9 @@ export interface paths {
         };
         /**
          * List the scheduled changes of an environment
-         * @description Executed changes stay listed, with executed_at set.
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. Every flag's scheduled changes, ordered by `scheduled_at`. Executed
+         *     changes stay listed, with `executed_at` set.
          */
         get: operations["listScheduledChanges"];
         put?: never;
@@ -565,7 +760,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a pending scheduled change */
+        /**
+         * Delete a pending scheduled change
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Removes a pending change. One that was
+         *     already executed, or an unknown id, answers 404.
+         */
         delete: operations["deleteScheduledChange"];
         options?: never;
         head?: never;
@@ -581,10 +781,22 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List segments */
+        /**
+         * List segments
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. The environment's segments, ordered by key.
+         */
         get: operations["listSegments"];
         put?: never;
-        /** Create a segment */
+        /**
+         * Create a segment
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. `key` follows the flag key rules (1 to 100
+         *     ASCII letters, digits, `_` or `-`; 422) and is unique in the environment (409). Rules
+         *     take the flag rule format, but cannot reference another segment or carry `variants` or
+         *     `rollout_percentage` (422). 409 while the environment requires approval. Segment writes
+         *     add no audit entry and send no notification.
+         */
         post: operations["createSegment"];
         delete?: never;
         options?: never;
@@ -603,20 +815,31 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get a segment */
+        /**
+         * Get a segment
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. The segment with its rules.
+         */
         get: operations["getSegment"];
         put?: never;
         post?: never;
         /**
          * Delete a segment
-         * @description Every flag that referenced it is re-broadcast without the segment's rules.
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Every flag that referenced the segment gets
+         *     a new version and is re-broadcast (UPSERT) without the segment's rules. 409 while the
+         *     environment requires approval.
          */
         delete: operations["deleteSegment"];
         options?: never;
         head?: never;
         /**
          * Update a segment's name, description or rules
-         * @description Every flag that references the segment is re-broadcast to stream clients.
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Changes any of `name`, `description` (`null`
+         *     clears it) and `rules`. Every flag that references the segment gets a new version and is
+         *     re-broadcast (UPSERT) with the new rules expanded. 409 while the environment requires
+         *     approval.
          */
         patch: operations["patchSegment"];
         trace?: never;
@@ -630,7 +853,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List change requests */
+        /**
+         * List change requests
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. Newest first. `status` (`pending`, `approved`, `rejected`, `cancelled`)
+         *     filters; omitted, every request is listed.
+         */
         get: operations["listChangeRequests"];
         put?: never;
         post?: never;
@@ -653,7 +881,13 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Cancel a pending change request (its requester or a workspace admin) */
+        /**
+         * Cancel a pending change request (its requester or a workspace admin)
+         * @description Its requester (the user, or the server SDK key, that opened it) or a workspace admin;
+         *     `read_only` tokens and client keys get 403. For anyone else, and for a request that is
+         *     not pending, the answer is 404. The request becomes `cancelled`; `reviewed_by` and
+         *     `reviewed_at` record who cancelled it. The flag is untouched.
+         */
         delete: operations["cancelChangeRequest"];
         options?: never;
         head?: never;
@@ -672,7 +906,17 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a change request and apply its patch to the flag's current state */
+        /**
+         * Approve a change request and apply its patch to the flag's current state
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. The requester can never approve their own
+         *     request (403). Applies the stored merge patch to the flag's current state (not a
+         *     snapshot taken when it was opened), in one transaction: version + 1, an audit entry
+         *     `update` with `metadata.source` `change_request`, an UPSERT on the environment's
+         *     streams, the notifications `change_request.approved` and `flag.updated`. A request that
+         *     is not pending (also when another reviewer approved it at the same moment): 409. A patch
+         *     that no longer validates against the current flag: 422, and the request stays pending.
+         */
         post: operations["approveChangeRequest"];
         delete?: never;
         options?: never;
@@ -692,7 +936,14 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a change request */
+        /**
+         * Reject a change request
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. The requester may reject their own request.
+         *     Stores the optional `reason` (an empty one counts as none) and
+         *     `reviewed_by`/`reviewed_at`, leaves the flag untouched, and sends the notification
+         *     `change_request.rejected`. A request that is not pending: 409.
+         */
         post: operations["rejectChangeRequest"];
         delete?: never;
         options?: never;
@@ -709,7 +960,15 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The environment's audit log */
+        /**
+         * The environment's audit log
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
+         *     `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
+         *     `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
+         *     `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
+         *     `offset` are clamped, never rejected.
+         */
         get: operations["listAudit"];
         put?: never;
         post?: never;
@@ -728,12 +987,27 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List impressions */
+        /**
+         * List impressions
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. Newest first (by id). `flag_key`, `user_id` and `value` are exact filters.
+         *     `limit` is clamped to 1 to 200 (default 50) and `offset` pages; `since_id` returns only
+         *     rows with a greater id, for a live tail, and then `offset` is ignored. `total` counts
+         *     the rows matching the filters, ignoring `since_id`.
+         */
         get: operations["listImpressions"];
         put?: never;
         /**
          * Report a batch of impressions (SDK key allowed)
-         * @description Up to 500 items; a larger batch answers 413.
+         * @description Any credential that may read the environment, viewers and `read_only` tokens included,
+         *     and the server and client SDK keys of this environment (a key of another environment
+         *     gets 404). Browsers may call it from any origin (CORS), with a client key as
+         *     `Authorization: Bearer`.
+         *
+         *     Up to 500 items: the 501st answers 413 without the rest being read. A bad item answers
+         *     422 with `details` paths such as `3.flag_key`, and nothing of the batch is stored.
+         *     `evaluated_at` defaults to the receive time. Reads that follow (lists, stats, exposure,
+         *     experiment results) include the batch.
          */
         post: operations["ingestImpressions"];
         delete?: never;
@@ -751,7 +1025,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Per-flag impression statistics */
+        /**
+         * Per-flag impression statistics
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. One entry per flag key that has impressions, ordered by key: `total`,
+         *     `true_count`, `false_count`, `unique_users` (distinct non-null `user_id`s) and
+         *     `last_seen`.
+         */
         get: operations["getImpressionStats"];
         put?: never;
         post?: never;
@@ -770,7 +1050,14 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Exposure breakdown of one flag */
+        /**
+         * Exposure breakdown of one flag
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. `flag_key` is required (missing, or over 100 characters: 422). Totals and
+         *     per-value counts cover every retained impression of the flag; `timeline` lists, per
+         *     value, the UTC days with impressions among the last `days` (clamped to 1 to 90, default
+         *     14, today included).
+         */
         get: operations["getExposure"];
         put?: never;
         post?: never;
@@ -793,7 +1080,14 @@ export interface paths {
         put?: never;
         /**
          * Report a batch of goal events (SDK key allowed)
-         * @description Up to 500 items; a larger batch answers 413. Items with an empty or over-long event_key are skipped.
+         * @description Any credential that may read the environment, viewers and `read_only` tokens included,
+         *     and the server and client SDK keys of this environment (a key of another environment
+         *     gets 404). Browsers may call it from any origin (CORS), with a client key as
+         *     `Authorization: Bearer`.
+         *
+         *     Up to 500 items: the 501st answers 413 without the rest being read. Items with an empty
+         *     or over-100-character `event_key` are skipped; `occurred_at` defaults to the receive
+         *     time, and a later time is set to it, so a conversion never sorts before its exposure.
          */
         post: operations["ingestEvents"];
         delete?: never;
@@ -811,7 +1105,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Summary of the goal event keys seen */
+        /**
+         * Summary of the goal event keys seen
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. One entry per goal event key seen, ordered by key: `total`, `unique_users`
+         *     and `last_seen`.
+         */
         get: operations["listEventKeys"];
         put?: never;
         post?: never;
@@ -830,10 +1129,21 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List experiments */
+        /**
+         * List experiments
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. Newest first.
+         */
         get: operations["listExperiments"];
         put?: never;
-        /** Create an experiment (starts running) */
+        /**
+         * Create an experiment (starts running)
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. `key`, `flag_key` and `goal_event_key`
+         *     follow the flag key rules and `name` must not be empty (422); a `key` already used in
+         *     the environment answers 409. The experiment starts `running`; its `flag_key` need not
+         *     name an existing flag yet.
+         */
         post: operations["createExperiment"];
         delete?: never;
         options?: never;
@@ -852,15 +1162,31 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get an experiment */
+        /**
+         * Get an experiment
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. The experiment's definition; its numbers are under `/results`.
+         */
         get: operations["getExperiment"];
         put?: never;
         post?: never;
-        /** Delete an experiment */
+        /**
+         * Delete an experiment
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. The experiment's impressions and goal events
+         *     are kept.
+         */
         delete: operations["deleteExperiment"];
         options?: never;
         head?: never;
-        /** Update an experiment */
+        /**
+         * Update an experiment
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Any of `status` (`running`, `paused`,
+         *     `completed`; any status may move to any other), `name`, `description`, `goal_event_key`
+         *     and `control_variant`; `null` clears `description` or `control_variant`. An unknown
+         *     status or an invalid key: 422.
+         */
         patch: operations["patchExperiment"];
         trace?: never;
     };
@@ -875,7 +1201,16 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Results of an experiment */
+        /**
+         * Results of an experiment
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. A user enters at their first exposure to the flag and stays in the variant
+         *     seen then; anonymous evaluations are excluded. A user converts with a goal event of
+         *     `goal_event_key` at or after that first exposure. The control is `control_variant` when
+         *     it appears in the data, else the most-exposed variant; variants are listed control
+         *     first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
+         *     null for the control and when undefined; `significant` means `p_value` < 0.05.
+         */
         get: operations["getExperimentResults"];
         put?: never;
         post?: never;
@@ -894,10 +1229,24 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List webhooks (project admin) */
+        /**
+         * List webhooks (project admin)
+         * @description Project admins (`read_only` tokens included), or a server SDK key of this environment;
+         *     client keys get 403. Newest first. The secret is never returned; `has_secret` says
+         *     whether one is set.
+         */
         get: operations["listWebhooks"];
         put?: never;
-        /** Create a webhook (project admin) */
+        /**
+         * Create a webhook (project admin)
+         * @description Project admins, or a server SDK key of this environment; client keys get 403. `url` must
+         *     be an absolute `http` or `https` URL (422 otherwise, also when empty). From now on every
+         *     notification event of the environment is POSTed to it as JSON, with `X-Service-Event`,
+         *     `X-Service-Delivery` and, when a `secret` is set,
+         *     `X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`; a non-2xx answer or a
+         *     transport error is retried 3 times (1 s, 5 s, 15 s). Payload and verification:
+         *     `docs/governance.md`.
+         */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -918,11 +1267,21 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a webhook (project admin) */
+        /**
+         * Delete a webhook (project admin)
+         * @description Project admins, or a server SDK key of this environment; client keys get 403. Also
+         *     deletes its delivery log and its undelivered notifications. Unknown id: 404.
+         */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        /** Update a webhook (project admin) */
+        /**
+         * Update a webhook (project admin)
+         * @description Project admins, or a server SDK key of this environment; client keys get 403. Changes
+         *     the fields given, with the create rules. `secret: null` or `""` removes the secret. A
+         *     disabled webhook receives nothing, notifications queued before it was disabled included.
+         *     Unknown id: 404.
+         */
         patch: operations["patchWebhook"];
         trace?: never;
     };
@@ -936,7 +1295,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Delivery log of a webhook (project admin) */
+        /**
+         * Delivery log of a webhook (project admin)
+         * @description Project admins (`read_only` tokens included), or a server SDK key of this environment;
+         *     client keys get 403. One row per attempt, retries included: the status code and the
+         *     start of the answer's body, or the transport error when no answer came. Newest first, at
+         *     most 100. Unknown webhook: 404.
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -955,10 +1320,22 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List chat integrations (project admin) */
+        /**
+         * List chat integrations (project admin)
+         * @description Project admins (`read_only` tokens included), or a server SDK key of this environment;
+         *     client keys get 403. Newest first. The webhook URL is a credential and is never
+         *     returned: `webhook_url_preview` shows `…` and its last 4 characters.
+         */
         get: operations["listIntegrations"];
         put?: never;
-        /** Connect a chat integration (project admin) */
+        /**
+         * Connect a chat integration (project admin)
+         * @description Project admins, or a server SDK key of this environment; client keys get 403. `kind` is
+         *     `slack` or `teams`; `webhook_url` must be `https`, or plain `http` only for the hosts
+         *     `127.0.0.1`, `localhost` and `[::1]`; `events` must name notification events, and empty
+         *     means all; each violation answers 422. Alerts are one-way and unsigned; a provider's 4xx
+         *     is logged and not retried, a 5xx or transport error is retried (1 s, 5 s, 15 s).
+         */
         post: operations["createIntegration"];
         delete?: never;
         options?: never;
@@ -979,11 +1356,20 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Disconnect a chat integration (project admin) */
+        /**
+         * Disconnect a chat integration (project admin)
+         * @description Project admins, or a server SDK key of this environment; client keys get 403. Stops its
+         *     alerts and drops its undelivered notifications. Unknown id: 404.
+         */
         delete: operations["deleteIntegration"];
         options?: never;
         head?: never;
-        /** Update a chat integration (project admin) */
+        /**
+         * Update a chat integration (project admin)
+         * @description Project admins, or a server SDK key of this environment; client keys get 403. Any of
+         *     `name`, `webhook_url` (write a new URL to change it), `events` and `enabled`, with the
+         *     create rules (422). Unknown id: 404.
+         */
         patch: operations["patchIntegration"];
         trace?: never;
     };
@@ -999,7 +1385,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send the sample event `test` through the real delivery path (project admin) */
+        /**
+         * Send the sample event `test` through the real delivery path (project admin)
+         * @description Project admins, or a server SDK key of this environment; client keys get 403. Sends the
+         *     event `test` once, synchronously, through the real rendering, HTTP client and delivery
+         *     log, even to a disabled integration, and answers 200 with the delivery row whatever the
+         *     provider answered: read its `status_code` and `error`. Unknown id: 404.
+         */
         post: operations["testIntegration"];
         delete?: never;
         options?: never;
@@ -1017,7 +1409,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Recent delivery attempts of a chat integration (project admin) */
+        /**
+         * Recent delivery attempts of a chat integration (project admin)
+         * @description Project admins (`read_only` tokens included), or a server SDK key of this environment;
+         *     client keys get 403. One row per attempt: the event, the status code, the start of the
+         *     answer's body or the transport error. Newest first; the latest 200 per integration are
+         *     kept. Unknown id: 404.
+         */
         get: operations["listIntegrationDeliveries"];
         put?: never;
         post?: never;
@@ -1034,12 +1432,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's personal access tokens */
+        /**
+         * The caller's personal access tokens
+         * @description A user's session or personal access token; SDK keys get 403. Only the caller's own
+         *     tokens (nobody, not even a workspace admin, sees another user's), newest first, with
+         *     `prefix`, `scope`, `expires_at` and `last_used_at` (recorded at most once a minute),
+         *     never the full value.
+         */
         get: operations["listTokens"];
         put?: never;
         /**
          * Create a personal access token
-         * @description A read_only-scoped caller cannot create a read_write token (403).
+         * @description A user's session or personal access token; SDK keys get 403. The token acts as the
+         *     caller with their current roles; `read_only` caps it to reads. A caller using a
+         *     `read_only` token may create only `read_only` tokens (403 otherwise). `expires_in_days`
+         *     is 1 to 365 (422 outside); omitted, the token never expires. The full value (`pat_…`) is
+         *     in this response only.
          */
         post: operations["createToken"];
         delete?: never;
@@ -1060,7 +1468,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of the caller's tokens */
+        /**
+         * Revoke one of the caller's tokens
+         * @description A user's session or personal access token; SDK keys get 403. A `read_only` token may not
+         *     delete tokens (403). Another user's token, or an unknown id: 404. The token answers 401
+         *     from its next request on, and its open streams end.
+         */
         delete: operations["deleteToken"];
         options?: never;
         head?: never;
@@ -1074,10 +1487,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List workspace users (workspace admin) */
+        /**
+         * List workspace users (workspace admin)
+         * @description Workspace admins (`read_only` tokens included); everyone else and SDK keys get 403.
+         *     Newest first, with each user's workspace role; password hashes are never returned.
+         */
         get: operations["listUsers"];
         put?: never;
-        /** Create a workspace user (workspace admin) */
+        /**
+         * Create a workspace user (workspace admin)
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. The workspace
+         *     `role` counts only as admin or not: access to projects comes from memberships
+         *     (`POST /api/projects/{project_id}/members`). The email is unique regardless of letter
+         *     case (409); the password needs at least 8 characters (422).
+         */
         post: operations["createUser"];
         delete?: never;
         options?: never;
@@ -1099,14 +1522,19 @@ export interface paths {
         post?: never;
         /**
          * Delete a user (workspace admin)
-         * @description Cascades to the user's sessions and tokens. Deleting yourself or the last admin answers 422.
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
+         *     the user's sessions, tokens and memberships: every credential of theirs stops working at
+         *     once and their open streams end. Deleting yourself or the last admin answers 422.
          */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
          * Change a user's name or workspace role (workspace admin)
-         * @description An extension of the specification. Demoting the last admin answers 422.
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
+         *     of the specification: changes `name` and the workspace `role`. A new role applies from
+         *     the user's next request on, and their open streams end. Demoting the last admin answers
+         *     422; an admin may demote themselves otherwise.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -1120,14 +1548,18 @@ export interface paths {
         };
         /**
          * Server-Sent Events stream of flag changes
-         * @description Sequence on every connection: `connected` ({"environment_id": uuid or null}), one `update`
-         *     (UPSERT) per current flag, `ready` (a JSON string holding the number of flags sent), then
-         *     live `update` events and a `: keep-alive` comment every 15 seconds. Each `data:` line holds
-         *     one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+         * @description Sequence on every connection: `connected` ({"environment_id": uuid or null}), one
+         *     `update` (UPSERT) per current flag, `ready` (a JSON string holding the number of flags
+         *     sent), then live `update` events and a `: keep-alive` comment every 15 seconds. Each
+         *     `data:` line holds one JSON document (`StreamConnected`, `StreamUpdate`, or a string).
+         *     Flags arrive segment-expanded.
          *
-         *     An SDK key (header, or the `sdk_key` query for clients that cannot set headers) streams its
-         *     environment. A session cookie or personal access token streams every environment the user
-         *     can read, optionally narrowed by `environment_id`; `connected.environment_id` is then null.
+         *     A server SDK key (header, or the `sdk_key` query for clients that cannot set headers)
+         *     streams its environment. A session cookie or personal access token streams every
+         *     environment the user can read, optionally narrowed by `environment_id` (404 for one they
+         *     cannot see); `connected.environment_id` is then null. Client keys get 403. When the
+         *     credential ends (revoked, logged out, user deleted) the stream ends; clients reconnect
+         *     and rebuild from the replay.
          */
         get: operations["stream"];
         put?: never;
@@ -1147,10 +1579,110 @@ export interface paths {
         };
         /**
          * All segment-expanded flags of the SDK key's environment
-         * @description The same flags as a stream bootstrap, for clients that cannot hold a stream. Supports
-         *     `ETag` / `If-None-Match` (304). Session-cookie authentication is not supported (400).
+         * @description Server SDK keys only, in the `Authorization` header: a session cookie or a personal
+         *     access token answers 400, a client key 403. The same flags as a stream bootstrap, for
+         *     clients that cannot hold a stream. Supports `ETag` / `If-None-Match` (304). With
+         *     `Accept-Encoding: gzip` the body is gzip-compressed and carries the weak form of the
+         *     same tag; either form revalidates.
          */
         get: operations["getFlagsSnapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ofrep/v1/evaluate/flags/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate one flag (OFREP)
+         * @description A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+         *     and personal access tokens get 403. Evaluates one flag for the context with the same
+         *     evaluator as the Go SDK, from memory (no database access). A client key sees only
+         *     `client_side` flags; any other answers 404 exactly like a missing flag. An evaluation
+         *     with a non-empty `targetingKey` is recorded as an impression, off the request path.
+         *     Browsers may call it from any origin (CORS).
+         */
+        post: operations["ofrepEvaluateFlag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ofrep/v1/evaluate/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate every flag the key may see (OFREP bulk)
+         * @description A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+         *     and personal access tokens get 403. Every flag of the key's environment that the key may
+         *     see (client keys: `client_side` flags only), archived ones included, with a strong
+         *     `ETag` over the environment's flags, the key's kind and the context; `If-None-Match`
+         *     with the current tag answers 304 without evaluating anything. `eventStreams` advertises
+         *     the change-notification stream. Records no impression.
+         */
+        post: operations["ofrepEvaluateFlags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ofrep/v1/configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What Switchyard supports (OFREP provider configuration)
+         * @description A server or client SDK key, as `Authorization: Bearer` or `X-API-Key`; session cookies
+         *     and personal access tokens get 403. What OFREP providers ask first: the name, polling
+         *     support with its minimum interval, and the supported flag types (`boolean`, `string`,
+         *     `int`, `float`, `object`).
+         */
+        get: operations["ofrepConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ofrep/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Change notifications of a key's environment (OFREP event stream)
+         * @description No other credential: the URL comes from a bulk answer's `eventStreams`, and its `token`
+         *     names the key without carrying it. The token stops working when the key is revoked (401;
+         *     open streams end). After each change of the environment's flags: an unnamed event whose
+         *     data is `{"type": "refetchEvaluation", "etag": "…"}` (bursts coalesce); a `: keep-alive`
+         *     comment every 15 seconds; no flag data.
+         */
+        get: operations["ofrepEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1283,10 +1815,70 @@ export interface components {
         RequireApprovalInput: {
             require_approval: boolean;
         };
+        OfrepRequest: {
+            /** @description `targetingKey` (string) is the user key; every other string, number or boolean entry is an attribute. Absent or empty: an anonymous evaluation. */
+            context?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        OfrepResult: {
+            key: string;
+            /** @description The flag's value in its type; absent when the result is null ("use the code default"). */
+            value?: unknown;
+            /** @enum {string} */
+            reason: "TARGETING_MATCH" | "SPLIT" | "DISABLED" | "DEFAULT";
+            /** @description The value rendered as an impression renders it; absent with the value. */
+            variant?: string;
+            metadata: {
+                /** Format: int64 */
+                version: number;
+            } & {
+                [key: string]: string | number | boolean;
+            };
+        };
+        OfrepBulkResult: {
+            flags: components["schemas"]["OfrepResult"][];
+            eventStreams: {
+                /** @enum {string} */
+                type: "sse";
+                url: string;
+            }[];
+        };
+        OfrepError: {
+            key: string;
+            /** @enum {string} */
+            errorCode: "FLAG_NOT_FOUND" | "INVALID_CONTEXT";
+            errorDetails?: string;
+        };
+        OfrepBulkError: {
+            /** @enum {string} */
+            errorCode: "INVALID_CONTEXT";
+            errorDetails?: string;
+        };
+        OfrepConfiguration: {
+            name: string;
+            capabilities: {
+                cacheInvalidation?: {
+                    polling?: {
+                        enabled?: boolean;
+                        minPollingIntervalMs?: number;
+                    };
+                };
+                flagEvaluation?: {
+                    supportedTypes?: ("boolean" | "string" | "int" | "float" | "object")[];
+                };
+            };
+        };
+        /**
+         * @description `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+         * @enum {string}
+         */
+        SdkKeyKind: "server" | "client";
         SdkKey: {
             /** Format: int64 */
             id: number;
             name: string;
+            kind: components["schemas"]["SdkKeyKind"];
             /** @description The first 12 characters of the key. */
             prefix: string;
             /** Format: uuid */
@@ -1299,7 +1891,8 @@ export interface components {
             /** Format: int64 */
             id: number;
             name: string;
-            /** @description The full key, `sk_live_…`; shown only in this response. */
+            kind: components["schemas"]["SdkKeyKind"];
+            /** @description The full key, `sk_live_…` or `pk_live_…`; shown only in this response. */
             key: string;
             prefix: string;
             /** Format: uuid */
@@ -1312,6 +1905,8 @@ export interface components {
             name: string;
             /** Format: uuid */
             environment_id: string;
+            /** @description The key's kind, `server` or `client` (see SdkKeyKind); absent or null means `server`. Any other value answers 422. */
+            kind?: string | null;
         };
         Token: {
             /** Format: int64 */
@@ -1369,18 +1964,39 @@ export interface components {
         };
         /** @enum {string} */
         FlagType: "boolean" | "string" | "integer" | "json";
-        /** @enum {string} */
-        Operator: "equals" | "not_equals" | "contains" | "starts_with" | "ends_with" | "greater_than" | "greater_than_or_equal" | "less_than" | "less_than_or_equal";
         /**
-         * @description attribute, operator and at least one value are required unless segment_key is set.
-         *     A rule matches when its condition holds for any one of its values.
+         * @description The specification's operators, then those of extensions.md §2: not_in, not_contains,
+         *     regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
+         *     (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+         * @enum {string}
+         */
+        Operator: "equals" | "not_equals" | "contains" | "starts_with" | "ends_with" | "greater_than" | "greater_than_or_equal" | "less_than" | "less_than_or_equal" | "not_in" | "not_contains" | "regex" | "semver_equals" | "semver_greater_than" | "semver_greater_than_or_equal" | "semver_less_than" | "semver_less_than_or_equal" | "before" | "after";
+        /**
+         * @description A rule matches when every condition holds: the top-level one (attribute, operator and at
+         *     least one value, present when attribute is not empty) and each entry of conditions; with
+         *     segment_key the user must also be in the segment. A rule needs at least one condition or
+         *     a segment_key. A condition holds when it holds for any one of its values (none of them
+         *     for not_in and not_contains). Rules come back as written: fields that were absent stay
+         *     absent (values comes back as [] when absent).
          */
         TargetingRule: {
             attribute?: string;
             operator?: components["schemas"]["Operator"];
             values?: string[];
+            /** @description Further conditions, all of which must hold (AND). */
+            conditions?: components["schemas"]["Condition"][];
             segment_key?: string | null;
             variant?: components["schemas"]["AnyValue"];
+            /** @description When set, only users whose rollout bucket is below it match the rule; the others go on to the next rule. Not allowed in a segment's rules. */
+            rollout_percentage?: number;
+            /** @description Weighted values a match chooses from with the flag's variant bucket (non-boolean flags; not together with variant; not in a segment's rules). An empty array is the same as none and comes back absent. */
+            variants?: components["schemas"]["WeightedVariant"][];
+        };
+        /** @description One condition of a targeting rule; it holds when it holds for any one of its values (none of them for not_in and not_contains). */
+        Condition: {
+            attribute: string;
+            operator: components["schemas"]["Operator"];
+            values: string[];
         };
         WeightedVariant: {
             weight: number;
@@ -1412,6 +2028,8 @@ export interface components {
             owner_email: string | null;
             /** Format: date-time */
             archived_at: string | null;
+            /** @description Whether client keys (`pk_live_…`, in browsers and apps) may evaluate the flag through OFREP. Default false: flag names are often secrets. */
+            client_side: boolean;
             /**
              * Format: int64
              * @description 1 on creation, +1 on every write.
@@ -1436,6 +2054,8 @@ export interface components {
             prerequisites?: components["schemas"]["Prerequisite"][];
             tags?: string[];
             owner_email?: string | null;
+            /** @description Whether client keys may evaluate the flag; null or absent means false. */
+            client_side?: boolean | null;
         };
         /**
          * @description A JSON merge patch (RFC 7396) of Flag fields: omitted fields keep their values, `null`
@@ -1455,6 +2075,8 @@ export interface components {
             prerequisites?: components["schemas"]["Prerequisite"][];
             tags?: string[];
             owner_email?: string | null;
+            /** @description Whether client keys may evaluate the flag; null or absent means false. */
+            client_side?: boolean | null;
         };
         PromoteInput: {
             /** Format: uuid */
@@ -1838,6 +2460,21 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The database cannot be reached (it is restarting, or the network to it is down).
+         *     Nothing was changed; the same request may succeed later. Never answered for a
+         *     credential problem: a valid credential is not rejected during an outage.
+         */
+        ServiceUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description A duplicate, or blocked by the current state (for example an approval requirement). */
         Conflict: {
             headers: {
@@ -1897,7 +2534,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The server is up. */
+            /** @description The server is up and its database answers. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1907,6 +2544,7 @@ export interface operations {
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getOpenAPIDocument: {
@@ -4148,6 +4786,15 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description A client key (`pk_live_…`), which may not stream flag configurations. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFound"];
         };
     };
@@ -4183,6 +4830,163 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description A client key (`pk_live_…`), which may not read flag configurations. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ofrepEvaluateFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OfrepRequest"];
+            };
+        };
+        responses: {
+            /** @description The evaluation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepResult"];
+                };
+            };
+            /** @description The body or its context is not a JSON object. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such flag, or one the key may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepError"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+        };
+    };
+    ofrepEvaluateFlags: {
+        parameters: {
+            query?: {
+                /** @description Sent by providers when an event made them refetch; ignored. */
+                flagConfigEtag?: string;
+                /** @description Sent by providers when an event made them refetch; ignored. */
+                flagConfigLastModified?: string;
+            };
+            header?: {
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["OfrepRequest"];
+            };
+        };
+        responses: {
+            /** @description The evaluations. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepBulkResult"];
+                };
+            };
+            /** @description Nothing changed since the given ETag. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body or its context is not a JSON object. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepBulkError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+        };
+    };
+    ofrepConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The capabilities. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepConfiguration"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    ofrepEvents: {
+        parameters: {
+            query: {
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An open event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        type: "refetchEvaluation";
+                        etag?: string;
+                    };
+                };
+            };
             401: components["responses"]["Unauthorized"];
         };
     };

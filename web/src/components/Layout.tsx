@@ -81,6 +81,12 @@ export function Layout() {
               </li>
             )}
           </ul>
+          <h2 className="sidenav-title">Help</h2>
+          <ul>
+            <li>
+              <Link to="/api/docs">API reference</Link>
+            </li>
+          </ul>
         </nav>
         <main id="main" className="content" tabIndex={-1}>
           <Outlet />

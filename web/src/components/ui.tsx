@@ -145,11 +145,13 @@ export function Toggle({
   onChange,
   label,
   disabled,
+  describedBy,
 }: {
   checked: boolean;
   onChange: (next: boolean) => void;
   label: string;
   disabled?: boolean;
+  describedBy?: string;
 }) {
   return (
     <button
@@ -157,6 +159,7 @@ export function Toggle({
       role="switch"
       aria-checked={checked}
       aria-label={label}
+      aria-describedby={describedBy}
       className={`switch${checked ? " on" : ""}`}
       disabled={disabled}
       onClick={() => onChange(!checked)}

@@ -14,6 +14,16 @@ export const OPERATORS: { value: Operator; label: string }[] = [
   { value: "greater_than_or_equal", label: "≥" },
   { value: "less_than", label: "<" },
   { value: "less_than_or_equal", label: "≤" },
+  { value: "not_in", label: "is none of" },
+  { value: "not_contains", label: "contains none of" },
+  { value: "regex", label: "matches pattern" },
+  { value: "semver_equals", label: "version =" },
+  { value: "semver_greater_than", label: "version >" },
+  { value: "semver_greater_than_or_equal", label: "version ≥" },
+  { value: "semver_less_than", label: "version <" },
+  { value: "semver_less_than_or_equal", label: "version ≤" },
+  { value: "before", label: "is before" },
+  { value: "after", label: "is after" },
 ];
 
 export function operatorLabel(op?: Operator): string {

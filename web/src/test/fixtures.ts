@@ -51,6 +51,7 @@ export function flag(over: Partial<Schemas["Flag"]> = {}): Schemas["Flag"] {
     tags: [],
     owner_email: null,
     archived_at: null,
+    client_side: false,
     version: 3,
     created_at: "2026-11-01T00:00:00Z",
     updated_at: "2026-11-20T00:00:00Z",

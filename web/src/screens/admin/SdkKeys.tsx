@@ -1,13 +1,36 @@
-// The project's SDK keys: list, create for an environment (shown once), revoke.
+// The project's SDK keys: list, create for an environment (shown once, with
+// start-up code for its kind), revoke. Two kinds: server keys (sk_live_…) stay
+// on servers; client keys (pk_live_…) are published in browsers and apps and
+// see only client-side flags (extensions.md, Client keys).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useId, useState, type FormEvent } from "react";
+import { Link } from "react-router";
 import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
 import { Button, ConfirmDialog, Empty, EnvBadge, ErrorBanner, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
-import { useScope } from "../../lib/session";
+import { envPath, useScope } from "../../lib/session";
+import { snippetsFor, type SdkKind, type Snippet } from "./snippets";
 import "./admin.css";
 
 type SdkKey = Schemas["SdkKey"];
+
+const KINDS: { kind: SdkKind; label: string; prefix: string; where: string; hint: string }[] = [
+  {
+    kind: "server",
+    label: "Server key",
+    prefix: "sk_live_",
+    where: "servers only",
+    hint: "For back-end services (the Go SDK, OpenFeature in Node, Java, Python…). Keep it secret: it reads every flag, rule and segment of its environment, so it must never be in a web page or a mobile app.",
+  },
+  {
+    kind: "client",
+    label: "Client key",
+    prefix: "pk_live_",
+    where: "browsers & apps",
+    hint: "For browsers and mobile apps: safe to publish. It only evaluates the flags marked Client-side (through OFREP) and reports impressions and goal events.",
+  },
+];
+const kindInfo = (k: SdkKind) => KINDS.find((x) => x.kind === k) ?? KINDS[0]!;
 
 export default function SdkKeys() {
   const api = useApi();
@@ -21,6 +44,8 @@ export default function SdkKeys() {
   });
   const envs = project?.environments ?? [];
   const [name, setName] = useState("");
+  const [kind, setKind] = useState<SdkKind>("server");
+  const kindName = useId();
   const [envChoice, setEnvChoice] = useState("");
   const environmentId = envChoice || envId || envs[0]?.id || "";
   const [nameError, setNameError] = useState<string>();
@@ -32,7 +57,7 @@ export default function SdkKeys() {
       unwrap(
         api.POST("/api/projects/{project_id}/keys", {
           params: { path: { project_id: projectId } },
-          body: { name: name.trim(), environment_id: environmentId },
+          body: { name: name.trim(), environment_id: environmentId, kind },
         }),
       ),
     onSuccess: () => {
@@ -65,14 +90,30 @@ export default function SdkKeys() {
     return i < 0 ? envs.length : i;
   };
   const rows = [...(list.data ?? [])].sort((a, b) => order(a.environment_id) - order(b.environment_id));
+  // Only server keys count for "the last key" (a client key can always go).
+  const serverKeys = rows.filter((k) => (k.kind ?? "server") === "server");
   const perEnv = new Map<string, number>();
-  for (const k of rows) perEnv.set(k.environment_id, (perEnv.get(k.environment_id) ?? 0) + 1);
+  for (const k of serverKeys) perEnv.set(k.environment_id, (perEnv.get(k.environment_id) ?? 0) + 1);
+  const chosenEnv = envs.find((e) => e.id === environmentId);
+  const clientFlagsLink = envPath(projectId, environmentId, "flags?client_side=1");
+  const created = create.data;
+  const createdKind: SdkKind = created?.kind ?? "server";
 
   return (
     <div className="admin-page">
       <PageHeader title="SDK keys">
-        Server-side SDKs authenticate with a key; each key is bound to one environment of {project?.name ?? "this project"}.
+        Each key is bound to one environment of {project?.name ?? "this project"}. A <strong>server key</strong>{" "}
+        (<code>sk_live_…</code>) stays on your servers; a <strong>client key</strong> (<code>pk_live_…</code>) goes in a
+        browser or mobile app.
       </PageHeader>
+
+      <div className="banner banner-info">
+        <strong>A browser sees no flag until you mark it Client-side.</strong> Flag names are often secrets (an unannounced
+        product, a customer&apos;s name), so every flag starts server-only: a client key evaluates only the flags whose{" "}
+        <em>Client-side</em> switch is on, and any other flag answers as if it did not exist.{" "}
+        <Link to={clientFlagsLink}>Client-side flags of {chosenEnv?.name ?? "this environment"}</Link> ·{" "}
+        <a href="/api/docs">OFREP routes in the API reference</a>
+      </div>
 
       <section className="card admin-section" aria-labelledby="new-key">
         <h2 id="new-key">New SDK key</h2>
@@ -91,14 +132,56 @@ export default function SdkKeys() {
               </select>
             )}
           </Field>
+          <fieldset className="kind-choice">
+            <legend>Kind</legend>
+            {KINDS.map((k) => (
+              <label key={k.kind} className={`kind-option${kind === k.kind ? " selected" : ""}`}>
+                <input
+                  type="radio"
+                  name={kindName}
+                  value={k.kind}
+                  checked={kind === k.kind}
+                  onChange={() => setKind(k.kind)}
+                  aria-describedby={`${kindName}-${k.kind}`}
+                />
+                <span>
+                  <strong>{k.label}</strong> <code>{k.prefix}…</code> — {k.where}
+                  <span className="kind-hint" id={`${kindName}-${k.kind}`}>
+                    {k.hint}
+                  </span>
+                </span>
+              </label>
+            ))}
+            {fieldErrorOf(create.error, "kind") && <div className="field-error">{fieldErrorOf(create.error, "kind")}</div>}
+          </fieldset>
           <Button type="submit" variant="primary" busy={create.isPending} disabled={!environmentId}>
-            Create key
+            Create {kindInfo(kind).label.toLowerCase()}
           </Button>
         </form>
         {create.error && <ErrorBanner action="manage SDK keys" error={create.error} />}
-        {create.data && (
-          <div style={{ marginTop: 12 }}>
-            <SecretOnce label={`SDK key “${create.data.name}” for ${create.data.environment_name}`} secret={create.data.key} />
+        {created && (
+          <div className="created-key">
+            <SecretOnce
+              label={`${kindInfo(createdKind).label} “${created.name}” for ${created.environment_name}`}
+              secret={created.key}
+            />
+            <p>
+              {createdKind === "client" ? (
+                <>
+                  Put it in your web page or app: it is safe to publish. It sees only the <em>Client-side</em> flags of{" "}
+                  {created.environment_name} — <Link to={envPath(projectId, created.environment_id, "flags?client_side=1")}>
+                    see which
+                  </Link>
+                  .
+                </>
+              ) : (
+                <>
+                  Keep it on your servers, in an environment variable or a secret store; never ship it in a page or an app
+                  (create a client key for those).
+                </>
+              )}
+            </p>
+            <Snippets snippets={snippetsFor(createdKind, created.key, window.location.origin)} />
           </div>
         )}
       </section>
@@ -116,6 +199,7 @@ export default function SdkKeys() {
             <thead>
               <tr>
                 <th scope="col">Name</th>
+                <th scope="col">Kind</th>
                 <th scope="col">Key</th>
                 <th scope="col">Environment</th>
                 <th scope="col">Created</th>
@@ -128,6 +212,10 @@ export default function SdkKeys() {
               {rows.map((k) => (
                 <tr key={k.id}>
                   <th scope="row">{k.name}</th>
+                  <td>
+                    <span className={`pill kind-pill kind-${k.kind ?? "server"}`}>{kindInfo(k.kind ?? "server").label}</span>{" "}
+                    <span className="muted">{kindInfo(k.kind ?? "server").where}</span>
+                  </td>
                   <td>
                     <code>{k.prefix}…</code>
                   </td>
@@ -167,23 +255,59 @@ export default function SdkKeys() {
           onClose={() => setRevoking(null)}
         >
           <p>
-            Services using <code>{revoking.prefix}…</code> ({revoking.environment_name}) lose access immediately, on every
-            server instance.
+            {(revoking.kind ?? "server") === "client" ? "Pages and apps" : "Services"} using <code>{revoking.prefix}…</code> (
+            {revoking.environment_name}) lose access immediately, on every server instance.
           </p>
-          {rows.length === 1 ? (
+          {(revoking.kind ?? "server") === "client" ? null : serverKeys.length === 1 ? (
             <p className="banner banner-warning">
-              This is the project&apos;s only SDK key; the server refuses to revoke it. Create a replacement first.
+              This is the project&apos;s only server key; the server refuses to revoke it. Create a replacement first.
             </p>
           ) : (
             perEnv.get(revoking.environment_id) === 1 && (
               <p className="banner banner-warning">
-                This is the only key of {revoking.environment_name}: no service will be able to read its flags until you
-                create another.
+                This is the only server key of {revoking.environment_name}: no service will be able to read its flags until
+                you create another.
               </p>
             )
           )}
         </ConfirmDialog>
       )}
     </div>
+  );
+}
+
+// Snippets shows start-up code for a new key, each block with its own copy button.
+function Snippets({ snippets }: { snippets: Snippet[] }) {
+  return (
+    <div className="snippets">
+      {snippets.map((sn) => (
+        <SnippetBlock key={sn.id} snippet={sn} />
+      ))}
+    </div>
+  );
+}
+
+function SnippetBlock({ snippet }: { snippet: Snippet }) {
+  const [copied, setCopied] = useState(false);
+  const id = useId();
+  return (
+    <figure className="snippet" aria-labelledby={id}>
+      <figcaption className="snippet-head">
+        <span id={id}>{snippet.title}</span>
+        <Button
+          className="btn-small"
+          aria-label={`Copy ${snippet.title}`}
+          onClick={async () => {
+            await navigator.clipboard?.writeText(snippet.code);
+            setCopied(true);
+          }}
+        >
+          {copied ? "Copied" : "Copy"}
+        </Button>
+      </figcaption>
+      <pre data-testid={`snippet-${snippet.id}`}>
+        <code className={`language-${snippet.language}`}>{snippet.code}</code>
+      </pre>
+    </figure>
   );
 }

@@ -242,3 +242,51 @@ test("403 on save reads as a permission problem", async () => {
   await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
   expect(await screen.findByText(/You do not have permission to change flags/)).toBeInTheDocument();
 });
+
+test("the Save bar is pinned to the window only while there are unsaved edits", async () => {
+  const current = flag();
+  edit(current, { "PATCH /api/environments/e1/flags/checkout": (c: Call) => ({ ...current, ...(c.body as object), version: 4 }) });
+  const bar = () => screen.getByRole("button", { name: "Save flag" }).parentElement as HTMLElement;
+  await screen.findByDisplayValue(current.description ?? "");
+  expect(bar()).not.toHaveClass("editor-footer-pinned");
+  await userEvent.type(screen.getByLabelText("Description"), " and more");
+  expect(bar()).toHaveClass("editor-footer", "editor-footer-pinned");
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  await screen.findByText("Saved — version 4.");
+  expect(bar()).not.toHaveClass("editor-footer-pinned");
+});
+
+test("the Client-side switch is off by default, explains itself, and saves as client_side", async () => {
+  const current = flag();
+  const { calls } = edit(current, {
+    "PATCH /api/environments/e1/flags/checkout": (c: Call) => ({ ...current, ...(c.body as object), version: 4 }),
+  });
+  const sw = await screen.findByRole("switch", { name: "Client-side" });
+  expect(sw).toHaveAttribute("aria-checked", "false");
+  expect(sw).toHaveAccessibleDescription(/client keys \(browsers, mobile apps\) cannot see it/);
+  await userEvent.click(sw);
+  expect(sw).toHaveAttribute("aria-checked", "true");
+  expect(sw).toHaveAccessibleDescription(/browsers and apps with a client key \(pk_live_…\) can evaluate it/);
+  await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+  await screen.findByText(/Saved — version 4/);
+  expect(calls.find((c) => c.method === "PATCH")?.body).toEqual({ client_side: true });
+  expect(screen.getByRole("switch", { name: "Client-side" })).toHaveAttribute("aria-checked", "true");
+});
+
+test("a new flag is created server-only unless switched", async () => {
+  const { calls } = renderScreen(<FlagEditor />, {
+    url: "/projects/p1/envs/e1/flags/new",
+    pattern: "/projects/:projectId/envs/:envId/flags/new",
+    routes: {
+      ...scopeRoutes(),
+      "GET /api/environments/e1/flags": [],
+      "GET /api/environments/e1/segments": segments,
+      "POST /api/environments/e1/flags": (c: Call) => ({ ...flag(), ...(c.body as object), version: 1 }),
+    },
+  });
+  await userEvent.type(await screen.findByLabelText("Key"), "banner");
+  expect(screen.getByRole("switch", { name: "Client-side" })).toHaveAttribute("aria-checked", "false");
+  await userEvent.click(screen.getByRole("button", { name: "Create flag" }));
+  await waitFor(() => expect(calls.some((c) => c.method === "POST")).toBe(true));
+  expect(calls.find((c) => c.method === "POST")?.body).toMatchObject({ key: "banner", client_side: false });
+});

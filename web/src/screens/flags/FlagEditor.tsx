@@ -138,6 +138,7 @@ export default function FlagEditor() {
   }, [status]);
   const [dragFrom, setDragFrom] = useState<number | null>(null);
   const [tagDraft, setTagDraft] = useState("");
+  const clientSideHint = useId();
 
   // Load the flag; later server versions replace the form only when it has no unsaved edits.
   const server = flag.data;
@@ -386,6 +387,20 @@ export default function FlagEditor() {
             <Toggle checked={form.is_enabled} label="Enabled" onChange={(v) => set("is_enabled", v)} />
             <span>{form.is_enabled ? "Enabled: rules and rollout apply" : "Disabled: everyone gets the off value"}</span>
           </div>
+          <div className="row enabled-row toggle-line">
+            <Toggle
+              checked={form.client_side}
+              label="Client-side"
+              describedBy={clientSideHint}
+              onChange={(v) => set("client_side", v)}
+            />
+            <span id={clientSideHint}>
+              {form.client_side
+                ? "Client-side: browsers and apps with a client key (pk_live_…) can evaluate it."
+                : "Server only: client keys (browsers, mobile apps) cannot see it."}
+            </span>
+          </div>
+          {errorAt(errors, "client_side") && <div className="field-error">{errorAt(errors, "client_side")}</div>}
           <TagEditor
             tags={form.tags}
             draft={tagDraft}
@@ -611,7 +626,8 @@ export default function FlagEditor() {
         })}
       </Section>
 
-      <div className="editor-footer">
+      {/* Pinned to the window's bottom only with unsaved edits (flags.css). */}
+      <div className={dirty ? "editor-footer editor-footer-pinned" : "editor-footer"}>
         <Button type="submit" variant="primary" busy={save.isPending} disabled={!envId}>
           {isNew ? "Create flag" : "Save flag"}
         </Button>
@@ -817,6 +833,7 @@ function RuleEditor({
             </Field>
           </>
         )}
+        {rule.kept && <p className="muted rule-kept">{keptSummary(rule.kept)}</p>}
         {type === "boolean" ? (
           <p className="muted rule-serve">Serves true</p>
         ) : (
@@ -827,4 +844,15 @@ function RuleEditor({
       </div>
     </div>
   );
+}
+
+// keptSummary says what a rule carries that this editor does not edit yet;
+// it is saved unchanged (docs/targeting.md has the whole rule language).
+function keptSummary(kept: NonNullable<RuleForm["kept"]>): string {
+  const parts: string[] = [];
+  const n = kept.conditions?.length ?? 0;
+  if (n > 0) parts.push(`${n} more condition${n === 1 ? "" : "s"} (all must hold)`);
+  if (kept.rollout_percentage !== undefined) parts.push(`a rule rollout of ${kept.rollout_percentage} %`);
+  if (kept.variants) parts.push(`a split over ${kept.variants.length} variant${kept.variants.length === 1 ? "" : "s"}`);
+  return `Also: ${parts.join(", ")}. Kept as written when you save; edit these through the API (docs/targeting.md).`;
 }

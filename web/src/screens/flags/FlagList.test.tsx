@@ -130,3 +130,35 @@ test("no approval notice where none is required", async () => {
   await screen.findByRole("switch", { name: "Enable checkout" });
   expect(screen.queryByText(/requires approval/)).not.toBeInTheDocument();
 });
+
+test("client-side flags carry a badge, the filter keeps only them, and a live update moves the badge", async () => {
+  let served = [flag({ key: "checkout", client_side: true }), flag({ key: "dark-mode" })];
+  const { queryClient } = renderScreen(<FlagList />, {
+    url: `${url}?client_side=1`,
+    pattern,
+    routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": () => served },
+  });
+  const row = (await screen.findByRole("link", { name: "checkout" })).closest("tr")!;
+  expect(within(row).getByText("client-side")).toBeInTheDocument();
+  expect(screen.getByLabelText(/Client-side only/)).toBeChecked(); // from ?client_side=1 (the SDK keys screen's link)
+  expect(screen.queryByRole("link", { name: "dark-mode" })).not.toBeInTheDocument();
+  await userEvent.click(screen.getByLabelText(/Client-side only/));
+  const dark = (await screen.findByRole("link", { name: "dark-mode" })).closest("tr")!;
+  expect(within(dark).queryByText("client-side")).not.toBeInTheDocument();
+
+  // Someone marks dark-mode client-side elsewhere: the stream's invalidation refetches the list.
+  served = [flag({ key: "checkout", client_side: true }), flag({ key: "dark-mode", client_side: true })];
+  await queryClient.invalidateQueries({ queryKey: flagKeys.list("e1"), exact: true });
+  await waitFor(() =>
+    expect(within(screen.getByRole("link", { name: "dark-mode" }).closest("tr")!).getByText("client-side")).toBeInTheDocument(),
+  );
+});
+
+test("the client-side filter on an environment without one says why a browser sees nothing", async () => {
+  renderScreen(<FlagList />, {
+    url: `${url}?client_side=1`,
+    pattern,
+    routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": flags },
+  });
+  expect(await screen.findByText(/No flag of this environment is client-side yet/)).toBeInTheDocument();
+});

@@ -41,9 +41,11 @@ export default function FlagList() {
   const search = params.get("q") ?? "";
   const tag = params.get("tag") ?? "";
   const showArchived = params.get("archived") === "1";
+  const clientOnly = params.get("client_side") === "1";
   const searchId = useId();
   const tagId = useId();
   const archivedId = useId();
+  const clientOnlyId = useId();
 
   // The list key must stay exactly flagKeys.list(envId) so live updates
   // refresh it; it holds every flag (archived too) and filters here.
@@ -79,8 +81,10 @@ export default function FlagList() {
     (f) =>
       matchesSearch(f, search) &&
       (!tag || f.tags.includes(tag)) &&
-      (showArchived || f.archived_at === null),
+      (showArchived || f.archived_at === null) &&
+      (!clientOnly || f.client_side),
   );
+  const clientCount = all.filter((f) => f.client_side && f.archived_at === null).length;
   const archivedCount = all.filter((f) => f.archived_at !== null).length;
 
   return (
@@ -129,6 +133,15 @@ export default function FlagList() {
           />
           Show archived ({archivedCount})
         </label>
+        <label className="check" htmlFor={clientOnlyId}>
+          <input
+            id={clientOnlyId}
+            type="checkbox"
+            checked={clientOnly}
+            onChange={(e) => setParam("client_side", e.target.checked ? "1" : "")}
+          />
+          Client-side only ({clientCount})
+        </label>
       </div>
 
       <div aria-live="polite">
@@ -148,7 +161,11 @@ export default function FlagList() {
         </Empty>
       ) : shown.length === 0 && !flags.error ? (
         <Empty title="No flags match">
-          <p>Change the search or filters.</p>
+          <p>
+            {clientOnly && !all.some((f) => f.client_side)
+              ? "No flag of this environment is client-side yet: a browser or app with a client key sees none. Open a flag and turn on its Client-side switch."
+              : "Change the search or filters."}
+          </p>
         </Empty>
       ) : (
         flags.data && (
@@ -185,6 +202,11 @@ export default function FlagList() {
                         <Link to={envPath(projectId, envId, `flags/${encodeURIComponent(f.key)}`)} className="flag-key">
                           {f.key}
                         </Link>
+                        {f.client_side && (
+                          <span className="pill pill-client" title="Client keys (browsers, mobile apps) can evaluate this flag">
+                            client-side
+                          </span>
+                        )}
                         {f.archived_at && <span className="pill pill-warning">archived</span>}
                         {f.description && (
                           <div className="muted flag-desc" title={f.description}>

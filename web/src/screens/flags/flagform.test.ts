@@ -179,3 +179,35 @@ test("a prerequisite's required value follows that flag's type", () => {
     { flag_key: "s", required_value: "beta" },
   ]);
 });
+
+test("rule fields the form does not edit (conditions, rule rollout, split) are saved as loaded", () => {
+  const f = flag({
+    key: "pricing",
+    flag_type: "string",
+    default_value: "a",
+    disabled_value: "off",
+    rules: [
+      {
+        attribute: "country",
+        operator: "equals",
+        values: ["DE"],
+        conditions: [{ attribute: "app_version", operator: "semver_greater_than_or_equal", values: ["2.4.0"] }],
+        rollout_percentage: 30,
+      },
+      { conditions: [{ attribute: "plan", operator: "not_in", values: ["free"] }], variants: [{ value: "b", weight: 1 }, { value: "c", weight: 1 }] },
+    ],
+  });
+  const { input, errors } = formToInput(flagToForm(f));
+  expect(errors).toEqual({});
+  expect(patchFrom(f, input)).toEqual({});
+  expect(input.rules).toEqual([
+    {
+      attribute: "country",
+      operator: "equals",
+      values: ["DE"],
+      conditions: [{ attribute: "app_version", operator: "semver_greater_than_or_equal", values: ["2.4.0"] }],
+      rollout_percentage: 30,
+    },
+    { conditions: [{ attribute: "plan", operator: "not_in", values: ["free"] }], variants: [{ value: "b", weight: 1 }, { value: "c", weight: 1 }] },
+  ]);
+});

@@ -28,7 +28,19 @@ export type RuleForm = {
   values: string; // one value per line
   segment_key: string;
   variant: string; // "" = unset (falls back to the default value)
+  // What the form does not edit yet (extensions.md §2: more conditions, a
+  // rule rollout, a rule split), kept as loaded so that saving never drops it.
+  kept?: Pick<TargetingRule, "conditions" | "rollout_percentage" | "variants">;
 };
+
+// keptOf returns a rule's fields the form does not edit, or undefined.
+function keptOf(r: TargetingRule): RuleForm["kept"] {
+  const kept: NonNullable<RuleForm["kept"]> = {};
+  if (r.conditions && r.conditions.length > 0) kept.conditions = r.conditions;
+  if (r.rollout_percentage !== undefined && r.rollout_percentage !== null) kept.rollout_percentage = r.rollout_percentage;
+  if (r.variants && r.variants.length > 0) kept.variants = r.variants;
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}
 export type VariantForm = { id: string; value: string; weight: string };
 export type PrereqForm = { id: string; flag_key: string; required_value: string }; // "" = "is on"
 
@@ -45,6 +57,7 @@ export type FlagForm = {
   prerequisites: PrereqForm[];
   tags: string[];
   owner_email: string;
+  client_side: boolean; // client keys (browsers, apps) may evaluate it
 };
 
 let seq = 0;
@@ -80,6 +93,7 @@ export function emptyForm(): FlagForm {
     prerequisites: [],
     tags: [],
     owner_email: "",
+    client_side: false,
   };
 }
 
@@ -146,6 +160,7 @@ export function flagToForm(f: Flag): FlagForm {
       values: (r.values ?? []).join("\n"),
       segment_key: r.segment_key ?? "",
       variant: formatValue(t, r.variant),
+      kept: keptOf(r),
     })),
     prerequisites: f.prerequisites.map((p) => ({
       id: newId("prereq"),
@@ -154,6 +169,7 @@ export function flagToForm(f: Flag): FlagForm {
     })),
     tags: f.tags,
     owner_email: f.owner_email ?? "",
+    client_side: f.client_side ?? false,
   };
 }
 
@@ -225,6 +241,8 @@ export function formToInput(
     if (r.kind === "segment") {
       if (!r.segment_key) errors[field + ".segment_key"] = "choose a segment";
       rule.segment_key = r.segment_key;
+    } else if (r.kept?.conditions && !r.attribute.trim() && splitValues(r.values).length === 0) {
+      // Only the kept conditions: no top-level condition to write.
     } else {
       if (!r.attribute.trim()) errors[field + ".attribute"] = "is required";
       const values = splitValues(r.values);
@@ -233,6 +251,7 @@ export function formToInput(
       rule.operator = r.operator;
       rule.values = values;
     }
+    Object.assign(rule, r.kept);
     if (t !== "boolean") {
       const v = value(field + ".variant", r.variant);
       if (v !== undefined) rule.variant = v;
@@ -279,6 +298,7 @@ export function formToInput(
     prerequisites,
     tags: form.tags,
     owner_email: email === "" ? null : email,
+    client_side: form.client_side,
   };
   return { input, errors };
 }
@@ -295,6 +315,7 @@ const PATCH_FIELDS = [
   "prerequisites",
   "tags",
   "owner_email",
+  "client_side",
 ] as const;
 
 // canon is a stable JSON text: object keys sorted, and (inside rules) empty

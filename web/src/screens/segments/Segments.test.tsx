@@ -19,7 +19,7 @@ function flag(key: string, rules: Schemas["TargetingRule"][]): Schemas["Flag"] {
   return {
     key, environment_id: "e1", is_enabled: true, rollout_percentage: null, description: null, rules,
     flag_type: "boolean", default_value: true, disabled_value: false, variants: [], prerequisites: [], tags: [],
-    owner_email: null, archived_at: null, version: 1, created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
+    owner_email: null, archived_at: null, client_side: false, version: 1, created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
   };
 }
 const flags = [

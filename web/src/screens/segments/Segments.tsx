@@ -256,7 +256,17 @@ function toDraft(r: Rule): DraftRule {
   return { attribute: r.attribute ?? "", operator: r.operator ?? "equals", values: (r.values ?? []).join(", "), base: r };
 }
 
+// onlyConditions reports a rule that tests nothing but its conditions
+// (extensions.md §2): it writes no top-level attribute, operator or values.
+function onlyConditions(d: DraftRule): boolean {
+  return (d.base.conditions?.length ?? 0) > 0 && !d.attribute.trim() && parseValues(d.values).length === 0;
+}
+
 export function fromDraft(d: DraftRule): Rule {
+  if (onlyConditions(d)) {
+    const { attribute: _a, operator: _o, values: _v, ...rest } = d.base;
+    return rest;
+  }
   return { ...d.base, attribute: d.attribute.trim(), operator: d.operator, values: parseValues(d.values) };
 }
 
@@ -311,7 +321,7 @@ function SegmentEditor({
     if (!name.trim()) errs.name = "Enter a name.";
     if (!segment && !KEY_PATTERN.test(effectiveKey)) errs.key = "1 to 100 letters, digits, underscores or hyphens.";
     rules.forEach((r, i) => {
-      if (r.base.segment_key) return;
+      if (r.base.segment_key || onlyConditions(r)) return;
       if (!r.attribute.trim()) errs[`rules.${i}.attribute`] = "Enter an attribute.";
       if (parseValues(r.values).length === 0) errs[`rules.${i}.values`] = "Enter at least one value.";
     });

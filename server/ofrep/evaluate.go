@@ -1,0 +1,315 @@
+package ofrep
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/etag"
+)
+
+// maxBody is the request body limit (decisions.md: 1 MiB, 413 beyond).
+const maxBody = 1 << 20
+
+// OFREP error codes (OpenFeature's error codes).
+const (
+	codeInvalidContext = "INVALID_CONTEXT"
+	codeFlagNotFound   = "FLAG_NOT_FOUND"
+)
+
+// evalContext is a decoded evaluation context: the user key and the
+// attributes.
+type evalContext struct {
+	user  string
+	attrs map[string]any
+}
+
+// errInvalidContext is a request body OFREP cannot read; its text goes into
+// errorDetails.
+type errInvalidContext string
+
+func (e errInvalidContext) Error() string { return string(e) }
+
+// readBody reads the request body, up to the 1 MiB limit.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, apperr.E(apperr.TooLarge, "request body is larger than 1 MiB")
+	case err != nil:
+		return nil, apperr.Wrap(apperr.BadRequest, "could not read the request body", err)
+	}
+	return raw, nil
+}
+
+// parseContext reads {"context": {...}} (extensions.md, Request):
+// targetingKey, when a non-empty string, is the user key; every other entry
+// whose value is a string, number or boolean is an attribute; other values
+// are ignored. No body, no context or a null context is an anonymous
+// evaluation without attributes. The body is decoded once, straight into
+// the attribute map.
+func parseContext(raw []byte) (evalContext, error) {
+	var body struct {
+		Context *map[string]any `json:"context"` // nil when absent or null
+	}
+	if raw := bytes.TrimSpace(raw); len(raw) > 0 {
+		if raw[0] != '{' {
+			return evalContext{}, errInvalidContext("the request body must be a JSON object")
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			var typeErr *json.UnmarshalTypeError
+			if errors.As(err, &typeErr) && typeErr.Field == "context" {
+				return evalContext{}, errInvalidContext("context must be a JSON object")
+			}
+			return evalContext{}, errInvalidContext("the request body is not valid JSON: " + err.Error())
+		}
+	}
+	if body.Context == nil {
+		return evalContext{}, nil
+	}
+	attrs := *body.Context
+	var c evalContext
+	for k, v := range attrs {
+		if k == "targetingKey" {
+			c.user, _ = v.(string)
+			delete(attrs, k)
+			continue
+		}
+		switch v.(type) {
+		case string, float64, bool:
+		default:
+			delete(attrs, k)
+		}
+	}
+	c.attrs = attrs
+	return c, nil
+}
+
+// result is one flag's evaluation as OFREP shows it.
+type result struct {
+	Key      string   `json:"key"`
+	Value    any      `json:"value,omitempty"`
+	Reason   string   `json:"reason"`
+	Variant  *string  `json:"variant,omitempty"` // nil with the value; "" is a value's rendering
+	Metadata metadata `json:"metadata"`
+}
+
+// metadata is a result's flag metadata (a struct, not a map: it is encoded
+// for every evaluation).
+type metadata struct {
+	Version int64 `json:"version"`
+}
+
+// evaluate evaluates one flag with the one evaluator. A result that is JSON
+// null leaves value and variant out, which OFREP reads as "use the code
+// default" (extensions.md, Result of one flag).
+func evaluate(flags *eval.Snapshot, info eval.FlagInfo, key string, c evalContext) result {
+	r := flags.Evaluate(key, c.user, c.attrs)
+	out := result{Key: key, Reason: reason(r.Reason), Metadata: metadata{Version: info.Version}}
+	if r.Value == nil {
+		return out
+	}
+	out.Value = r.Value
+	if info.Type == eval.FlagTypeInteger {
+		if f, ok := r.Value.(float64); ok {
+			// A JSON integer, never an exponent (float64 would print 1e+21).
+			out.Value = json.RawMessage(strconv.FormatFloat(f, 'f', -1, 64))
+		}
+	}
+	out.Variant = ptr(eval.RenderValue(r.Value))
+	return out
+}
+
+// reason maps the evaluator's reasons to OpenFeature's, exactly as the Go
+// SDK's OpenFeature provider does.
+func reason(r eval.Reason) string {
+	switch r {
+	case eval.ReasonRuleMatch:
+		return "TARGETING_MATCH"
+	case eval.ReasonRolloutIn, eval.ReasonRolloutOut, eval.ReasonVariant:
+		return "SPLIT"
+	case eval.ReasonDisabled, eval.ReasonPrerequisiteFailed:
+		return "DISABLED"
+	case eval.ReasonDefault:
+		return "DEFAULT"
+	}
+	return "UNKNOWN"
+}
+
+// visible reports whether p may see a flag: client keys see client-side
+// flags only (extensions.md, Client-side availability).
+func visible(p *auth.Principal, info eval.FlagInfo) bool {
+	return !p.Client || info.ClientSide
+}
+
+// evaluateOne serves POST /ofrep/v1/evaluate/flags/{key}.
+func (h *Handler) evaluateOne(w http.ResponseWriter, r *http.Request, key string) {
+	p, raw, env, ok := h.begin(w, r)
+	if !ok {
+		return
+	}
+	c, ok := contextOf(w, raw, map[string]string{"key": key})
+	if !ok {
+		return
+	}
+	info, ok := env.Flags.Info(key)
+	if !ok || !visible(p, info) {
+		// A hidden flag answers exactly like a missing one.
+		writeJSON(w, http.StatusNotFound, map[string]string{"key": key, "errorCode": codeFlagNotFound, "errorDetails": "flag " + key + " not found"})
+		return
+	}
+	res := evaluate(env.Flags, info, key, c)
+	if c.user != "" {
+		h.cfg.Exposures.Add(p, core.ImpressionInput{
+			FlagKey: key, UserID: &c.user, Value: renderOrNull(res), EvaluatedAt: ptr(time.Now().UTC()),
+		})
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func renderOrNull(res result) string {
+	if res.Variant == nil {
+		return "null"
+	}
+	return *res.Variant
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// begin is what both evaluation routes do first: authenticate the key, read
+// the body and take the key's environment from the hub. When it reports
+// false it has answered through the API's error writer.
+func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*auth.Principal, []byte, Environment, bool) {
+	p, err := h.authenticate(r)
+	if err != nil {
+		h.cfg.Errors(w, r, err)
+		return nil, nil, Environment{}, false
+	}
+	raw, err := readBody(w, r)
+	if err != nil {
+		h.cfg.Errors(w, r, err)
+		return nil, nil, Environment{}, false
+	}
+	env, err := h.cfg.Flags.Environment(r.Context(), p.EnvironmentID)
+	if err != nil {
+		h.cfg.Errors(w, r, err)
+		return nil, nil, Environment{}, false
+	}
+	return p, raw, env, true
+}
+
+// contextOf parses the body's context; when it cannot, it answers OFREP's 400
+// (errBody holds the route's own fields: the flag's key for the single
+// route) and reports false.
+func contextOf(w http.ResponseWriter, raw []byte, errBody map[string]string) (evalContext, bool) {
+	c, err := parseContext(raw)
+	if err != nil {
+		errBody["errorCode"], errBody["errorDetails"] = codeInvalidContext, err.Error()
+		writeJSON(w, http.StatusBadRequest, errBody)
+		return evalContext{}, false
+	}
+	return c, true
+}
+
+// bulkResponse is the bulk evaluation's answer.
+type bulkResponse struct {
+	Flags        []result      `json:"flags"`
+	EventStreams []eventStream `json:"eventStreams"`
+}
+
+// eventStream advertises the change-notification stream (OFREP ADR-0008).
+type eventStream struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+// evaluateAll serves POST /ofrep/v1/evaluate/flags: every flag the key may
+// see, archived ones included, with a strong ETag over the environment's
+// flag state, the key's kind and the request body. An unchanged environment
+// answers 304 before anything is evaluated.
+func (h *Handler) evaluateAll(w http.ResponseWriter, r *http.Request) {
+	p, raw, env, ok := h.begin(w, r)
+	if !ok {
+		return
+	}
+	// The tag hashes the body as sent: identical requests (a provider
+	// polling with one context) get the same tag, and a poll of an
+	// unchanged environment answers 304 without even decoding the context.
+	tag := bulkETag(env.Tag, p.Client, raw)
+	if etag.Matches(r.Header.Get("If-None-Match"), tag) {
+		w.Header().Set("ETag", tag)
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	c, ok := contextOf(w, raw, map[string]string{})
+	if !ok {
+		return
+	}
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Cache-Control", "no-cache")
+	out := bulkResponse{Flags: make([]result, 0, env.Flags.Len())}
+	for _, key := range env.Flags.Keys() {
+		info, _ := env.Flags.Info(key)
+		if visible(p, info) {
+			out.Flags = append(out.Flags, evaluate(env.Flags, info, key, c))
+		}
+	}
+	out.EventStreams = []eventStream{{Type: "sse", URL: h.streamURL(r, p)}}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// bulkETag is a strong entity tag of one bulk answer: equal for identical
+// requests against the same flags, new when any flag, the key's kind (which
+// decides what is visible) or the body, and so the context, changes.
+func bulkETag(envTag string, client bool, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(envTag))
+	if client {
+		h.Write([]byte{0, 'c'})
+	} else {
+		h.Write([]byte{0, 's'})
+	}
+	h.Write(body)
+	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+}
+
+// configuration serves GET /ofrep/v1/configuration.
+func (h *Handler) configuration(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.authenticate(r); err != nil {
+		h.cfg.Errors(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"name": "Switchyard",
+		"capabilities": map[string]any{
+			"cacheInvalidation": map[string]any{
+				"polling": map[string]any{"enabled": true, "minPollingIntervalMs": h.cfg.MinPollingInterval.Milliseconds()},
+			},
+			"flagEvaluation": map[string]any{"supportedTypes": []string{"boolean", "string", "int", "float", "object"}},
+		},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
