@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/auth"
 )
 
@@ -76,7 +77,7 @@ type AuditQuery struct {
 // ListAudit returns an environment's audit entries, newest first.
 func (s *Service) ListAudit(ctx context.Context, p *auth.Principal, envID uuid.UUID, aq AuditQuery) ([]db.AuditEntry, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	limit := clamp(aq.Limit, 50, 1, 500)

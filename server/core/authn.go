@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -262,7 +263,7 @@ func (s *Service) fillWorkspace(ctx context.Context, u *CurrentUser) error {
 // Logout ends the session that authenticated p; for a token it does
 // nothing. A copied cookie stops working because the session row is gone.
 func (s *Service) Logout(ctx context.Context, p *auth.Principal) error {
-	if err := requireUser(p); err != nil {
+	if err := access.RequireUser(p); err != nil {
 		return err
 	}
 	if !p.ViaCookie() {
@@ -277,7 +278,7 @@ func (s *Service) Logout(ctx context.Context, p *auth.Principal) error {
 
 // Me returns the current user of p.
 func (s *Service) Me(ctx context.Context, p *auth.Principal) (CurrentUser, error) {
-	if err := requireUser(p); err != nil {
+	if err := access.RequireUser(p); err != nil {
 		return CurrentUser{}, err
 	}
 	u := CurrentUser{ID: p.UserID, Email: p.Email, Name: p.Name, Role: p.Role}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/notify"
@@ -33,7 +34,7 @@ var (
 // first, optionally only those of one status.
 func (s *Service) ListChangeRequests(ctx context.Context, p *auth.Principal, envID uuid.UUID, status *string) ([]db.ChangeRequest, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	out, err := q.ListChangeRequests(ctx, db.ListChangeRequestsParams{EnvironmentID: envID, Status: status})
@@ -74,7 +75,7 @@ func lockPendingChangeRequest(ctx context.Context, q *db.Queries, envID uuid.UUI
 // approve, never the requester (403).
 func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64) (eval.Flag, error) {
 	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return eval.Flag{}, err
 		}
@@ -122,7 +123,7 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 // optional reason; the flag is untouched (spec, States: pending -> rejected).
 func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64, reason *string) error {
 	return store.AdaptError(s.tx(ctx, func(q *db.Queries) error {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return err
 		}
@@ -151,7 +152,7 @@ func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, en
 // that is not pending, it does not exist (404).
 func (s *Service) CancelChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64) error {
 	return store.AdaptError(s.tx(ctx, func(q *db.Queries) error {
-		env, err := envAccess(ctx, q, p, envID, NeedRead)
+		env, err := access.Env(ctx, q, p, envID, access.Read)
 		if err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func (s *Service) CancelChangeRequest(ctx context.Context, p *auth.Principal, en
 			return fmt.Errorf("lock change request: %w", err)
 		}
 		if p.ReadOnly {
-			return errReadOnly
+			return access.ErrReadOnly
 		}
 		now := s.now().UTC()
 		actor := p.Actor()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 )
@@ -89,17 +90,17 @@ func (s *Service) PruneChangeLog(ctx context.Context) (int64, error) {
 // read, or only want when given (decisions.md, Identity: /stream).
 func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, want *uuid.UUID) ([]uuid.UUID, error) {
 	q := db.New(s.pool)
-	if err := RequireServerKey(p); err != nil {
+	if err := access.RequireServerKey(p); err != nil {
 		return nil, err
 	}
 	if p.Kind == auth.KindSDKKey {
 		if want != nil && *want != p.EnvironmentID {
-			return nil, errEnvNotFound
+			return nil, access.ErrEnvNotFound
 		}
 		return []uuid.UUID{p.EnvironmentID}, nil
 	}
 	if want != nil {
-		if _, err := envAccess(ctx, q, p, *want, NeedRead); err != nil {
+		if _, err := access.Env(ctx, q, p, *want, access.Read); err != nil {
 			return nil, err
 		}
 		return []uuid.UUID{*want}, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 )
@@ -39,7 +40,7 @@ var notCompared = map[string]bool{"environment_id": true, "version": true, "crea
 // key.
 func (s *Service) DiffFlags(ctx context.Context, p *auth.Principal, projectID, fromID, toID uuid.UUID) ([]DiffEntry, error) {
 	q := db.New(s.pool)
-	if _, err := projectAccess(ctx, q, p, projectID, NeedRead); err != nil {
+	if _, err := access.Project(ctx, q, p, projectID, access.Read); err != nil {
 		return nil, err
 	}
 	sides := make([]map[string]eval.Flag, 2)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -44,7 +45,7 @@ type EnvironmentPatch struct {
 // routes need project admin, listing included).
 func (s *Service) ListEnvironments(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) ([]db.Environment, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.AdminRead); err != nil {
 			return nil, err
 		}
 		envs, err := q.ListEnvironmentsByProject(ctx, projectID)
@@ -60,7 +61,7 @@ func (s *Service) ListEnvironments(ctx context.Context, p *auth.Principal, proje
 // Conflict.
 func (s *Service) CreateEnvironment(ctx context.Context, p *auth.Principal, projectID uuid.UUID, in EnvironmentInput) (db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return db.Environment{}, err
 		}
 		name, err := environmentName(in.Name)
@@ -84,7 +85,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, p *auth.Principal, proj
 // UpdateEnvironment renames or recolors an environment.
 func (s *Service) UpdateEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID, patch EnvironmentPatch) (db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return db.Environment{}, err
 		}
 		if patch.Name != nil {
@@ -115,7 +116,7 @@ func (s *Service) UpdateEnvironment(ctx context.Context, p *auth.Principal, proj
 // concurrent deletions, revocations and changes of the default.
 func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID) error {
 	return s.tx(ctx, func(q *db.Queries) error {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return err
 		}
 		if err := lockProject(ctx, q, projectID); err != nil {
@@ -157,7 +158,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, proj
 // exactly one (spec, States: Environment).
 func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID) (db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return db.Environment{}, err
 		}
 		if err := lockProject(ctx, q, projectID); err != nil {
@@ -183,7 +184,7 @@ func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, 
 // (spec, States: Environment).
 func (s *Service) SetRequireApproval(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID, require bool) (db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return db.Environment{}, err
 		}
 		env, err := q.SetEnvironmentRequireApproval(ctx, db.SetEnvironmentRequireApprovalParams{

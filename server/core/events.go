@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -60,7 +61,7 @@ func (s *Service) ListEventKeys(ctx context.Context, p *auth.Principal, envID uu
 		return nil, err
 	}
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	rows, err := q.ListEventKeys(ctx, envID)

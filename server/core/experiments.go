@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/stats"
@@ -46,7 +47,7 @@ type ExperimentPatch struct {
 // ListExperiments lists an environment's experiments, newest first.
 func (s *Service) ListExperiments(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.Experiment, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	out, err := q.ListExperiments(ctx, envID)
@@ -56,7 +57,7 @@ func (s *Service) ListExperiments(ctx context.Context, p *auth.Principal, envID 
 // GetExperiment returns one experiment.
 func (s *Service) GetExperiment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) (db.Experiment, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return db.Experiment{}, err
 	}
 	return getExperiment(ctx, q, envID, key)
@@ -87,7 +88,7 @@ func (s *Service) CreateExperiment(ctx context.Context, p *auth.Principal, envID
 		return db.Experiment{}, err
 	}
 	e, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Experiment, error) {
-		if _, err := envAccess(ctx, q, p, envID, NeedWrite); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
 			return db.Experiment{}, err
 		}
 		return q.InsertExperiment(ctx, db.InsertExperimentParams{
@@ -122,7 +123,7 @@ func (s *Service) PatchExperiment(ctx context.Context, p *auth.Principal, envID 
 		return db.Experiment{}, err
 	}
 	e, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Experiment, error) {
-		if _, err := envAccess(ctx, q, p, envID, NeedWrite); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
 			return db.Experiment{}, err
 		}
 		cur, err := q.LockExperiment(ctx, db.LockExperimentParams{EnvironmentID: envID, Key: key})
@@ -159,7 +160,7 @@ func (s *Service) PatchExperiment(ctx context.Context, p *auth.Principal, envID 
 // DeleteExperiment deletes an experiment; its impressions and events stay.
 func (s *Service) DeleteExperiment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) error {
 	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		if _, err := envAccess(ctx, q, p, envID, NeedWrite); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
 			return err
 		}
 		n, err := q.DeleteExperiment(ctx, db.DeleteExperimentParams{EnvironmentID: envID, Key: key})
@@ -203,7 +204,7 @@ func (s *Service) ExperimentResults(ctx context.Context, p *auth.Principal, envI
 		return ExperimentResult{}, err
 	}
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (ExperimentResult, error) {
-		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 			return ExperimentResult{}, err
 		}
 		e, err := getExperiment(ctx, q, envID, key)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
@@ -29,7 +30,7 @@ func errApprovalRequired(what string) error {
 // archived filters when set.
 func (s *Service) ListFlags(ctx context.Context, p *auth.Principal, envID uuid.UUID, archived *bool) ([]eval.Flag, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	rows, err := q.ListFlags(ctx, db.ListFlagsParams{EnvironmentID: envID, Archived: archived})
@@ -50,7 +51,7 @@ func (s *Service) ListFlags(ctx context.Context, p *auth.Principal, envID uuid.U
 // GetFlag returns one flag, unexpanded.
 func (s *Service) GetFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) (eval.Flag, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return eval.Flag{}, err
 	}
 	row, err := q.GetFlag(ctx, db.GetFlagParams{EnvironmentID: envID, Key: key})
@@ -72,7 +73,7 @@ func (s *Service) PutFlag(ctx context.Context, p *auth.Principal, envID uuid.UUI
 		return eval.Flag{}, apperr.Wrap(apperr.Invalid, "the flag does not fit the Flag schema", err)
 	}
 	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return eval.Flag{}, err
 		}
@@ -139,7 +140,7 @@ type PatchResult struct {
 // States: Change request).
 func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, patch json.RawMessage) (PatchResult, error) {
 	res, err := txV(ctx, s, func(q *db.Queries) (PatchResult, error) {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return PatchResult{}, err
 		}
@@ -252,7 +253,7 @@ func applyFlagPatch(ctx context.Context, q *db.Queries, envID uuid.UUID, current
 // DeleteFlag deletes a flag; refused while the environment requires approval.
 func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) error {
 	err := s.tx(ctx, func(q *db.Queries) error {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return err
 		}
@@ -285,7 +286,7 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, archived bool) (eval.Flag, error) {
 	var changed bool
 	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return eval.Flag{}, err
 		}
@@ -330,7 +331,7 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 // it as it now exists there (spec, Flags: promote).
 func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, targetID uuid.UUID) (eval.Flag, error) {
 	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
-		src, err := envAccess(ctx, q, p, envID, NeedRead)
+		src, err := access.Env(ctx, q, p, envID, access.Read)
 		if err != nil {
 			return eval.Flag{}, err
 		}
@@ -341,7 +342,7 @@ func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid
 		if err != nil {
 			return eval.Flag{}, err
 		}
-		dst, err := envAccess(ctx, q, p, targetID, NeedWrite)
+		dst, err := access.Env(ctx, q, p, targetID, access.Write)
 		if err != nil {
 			if apperr.KindOf(err) == apperr.NotFound {
 				return eval.Flag{}, apperr.Field("target_env_id", "names no environment you can see")

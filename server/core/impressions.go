@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -104,7 +105,7 @@ func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID 
 		params.RowOffset = 0 // spec: offset is ignored when since_id is set
 	}
 	page, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (ImpressionPage, error) {
-		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 			return ImpressionPage{}, err
 		}
 		items, err := q.ListImpressions(ctx, params)
@@ -136,7 +137,7 @@ func (s *Service) ImpressionStats(ctx context.Context, p *auth.Principal, envID 
 		return nil, err
 	}
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	rows, err := q.ListImpressionStats(ctx, envID)
@@ -177,7 +178,7 @@ func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UU
 	today := s.now().UTC().Truncate(24 * time.Hour)
 	first := today.AddDate(0, 0, -int(n-1))
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (Exposure, error) {
-		if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 			return Exposure{}, err
 		}
 		out := Exposure{FlagKey: *flagKey, Timeline: []ExposureDay{}}

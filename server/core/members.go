@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -20,7 +21,7 @@ var errMemberNotFound = apperr.E(apperr.NotFound, "member not found")
 // newest member first. Project admin.
 func (s *Service) ListMembers(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.ListMembersRow, error) {
 	return txV(ctx, s, func(q *db.Queries) ([]db.ListMembersRow, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.AdminRead); err != nil {
 			return nil, err
 		}
 		members, err := q.ListMembers(ctx, projectID)
@@ -35,7 +36,7 @@ func (s *Service) ListMembers(ctx context.Context, p *auth.Principal, projectID 
 // not found (decisions.md); an existing member answers Conflict.
 func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64, role string) (db.ListMembersRow, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.ListMembersRow, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return db.ListMembersRow{}, err
 		}
 		if err := validateRole(role); err != nil {
@@ -54,7 +55,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uu
 // across projects, so no other membership changes.
 func (s *Service) UpdateMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64, role string) (db.ListMembersRow, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.ListMembersRow, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return db.ListMembersRow{}, err
 		}
 		if err := validateRole(role); err != nil {
@@ -74,7 +75,7 @@ func (s *Service) UpdateMember(ctx context.Context, p *auth.Principal, projectID
 // RemoveMember revokes a user's access to a project; the account is kept.
 func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64) error {
 	return s.tx(ctx, func(q *db.Queries) error {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return err
 		}
 		n, err := q.RemoveMember(ctx, db.RemoveMemberParams{ProjectID: projectID, UserID: userID})

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/notify"
@@ -25,7 +26,7 @@ var (
 // ListWebhooks returns an environment's webhooks, newest first (project admin).
 func (s *Service) ListWebhooks(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.Webhook, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdminRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.AdminRead); err != nil {
 		return nil, err
 	}
 	return q.ListWebhooks(ctx, envID)
@@ -44,7 +45,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, envID uu
 		return db.Webhook{}, err
 	}
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdmin); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 		return db.Webhook{}, err
 	}
 	enabled := in.Enabled == nil || *in.Enabled
@@ -65,7 +66,7 @@ type WebhookPatch struct {
 // PatchWebhook changes a webhook (project admin).
 func (s *Service) PatchWebhook(ctx context.Context, p *auth.Principal, envID, id uuid.UUID, in WebhookPatch) (db.Webhook, error) {
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Webhook, error) {
-		if _, err := envAccess(ctx, q, p, envID, NeedAdmin); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 			return db.Webhook{}, err
 		}
 		h, err := q.GetWebhook(ctx, db.GetWebhookParams{EnvironmentID: envID, ID: id})
@@ -99,7 +100,7 @@ func (s *Service) PatchWebhook(ctx context.Context, p *auth.Principal, envID, id
 // notifications (project admin).
 func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) error {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdmin); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 		return err
 	}
 	n, err := q.DeleteWebhook(ctx, db.DeleteWebhookParams{EnvironmentID: envID, ID: id})
@@ -116,7 +117,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, envID, i
 // newest first (project admin).
 func (s *Service) ListWebhookDeliveries(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) ([]db.WebhookDelivery, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdminRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.AdminRead); err != nil {
 		return nil, err
 	}
 	if _, err := q.GetWebhook(ctx, db.GetWebhookParams{EnvironmentID: envID, ID: id}); errors.Is(err, pgx.ErrNoRows) {
@@ -144,7 +145,7 @@ func checkWebhook(name, url string) error {
 // (project admin).
 func (s *Service) ListIntegrations(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.ChatIntegration, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdminRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.AdminRead); err != nil {
 		return nil, err
 	}
 	return q.ListChatIntegrations(ctx, envID)
@@ -162,7 +163,7 @@ type IntegrationInput struct {
 // are 422.
 func (s *Service) CreateIntegration(ctx context.Context, p *auth.Principal, envID uuid.UUID, in IntegrationInput) (db.ChatIntegration, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdmin); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 		return db.ChatIntegration{}, err
 	}
 	if in.Kind != notify.KindSlack && in.Kind != notify.KindTeams {
@@ -192,7 +193,7 @@ type IntegrationPatch struct {
 // PatchIntegration changes a chat integration (project admin).
 func (s *Service) PatchIntegration(ctx context.Context, p *auth.Principal, envID, id uuid.UUID, in IntegrationPatch) (db.ChatIntegration, error) {
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ChatIntegration, error) {
-		if _, err := envAccess(ctx, q, p, envID, NeedAdmin); err != nil {
+		if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 			return db.ChatIntegration{}, err
 		}
 		ig, err := q.GetChatIntegration(ctx, db.GetChatIntegrationParams{EnvironmentID: envID, ID: id})
@@ -230,7 +231,7 @@ func (s *Service) PatchIntegration(ctx context.Context, p *auth.Principal, envID
 // DeleteIntegration disconnects a chat integration (project admin).
 func (s *Service) DeleteIntegration(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) error {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdmin); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 		return err
 	}
 	n, err := q.DeleteChatIntegration(ctx, db.DeleteChatIntegrationParams{EnvironmentID: envID, ID: id})
@@ -247,7 +248,7 @@ func (s *Service) DeleteIntegration(ctx context.Context, p *auth.Principal, envI
 // attempts (the latest 200), newest first (project admin).
 func (s *Service) ListIntegrationDeliveries(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) ([]db.ChatDelivery, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdminRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.AdminRead); err != nil {
 		return nil, err
 	}
 	if _, err := q.GetChatIntegration(ctx, db.GetChatIntegrationParams{EnvironmentID: envID, ID: id}); errors.Is(err, pgx.ErrNoRows) {
@@ -264,7 +265,7 @@ func (s *Service) ListIntegrationDeliveries(ctx context.Context, p *auth.Princip
 // integration is disabled or not subscribed to anything in particular.
 func (s *Service) TestIntegration(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) (db.ChatDelivery, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedAdmin); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 		return db.ChatDelivery{}, err
 	}
 	ig, err := q.GetChatIntegration(ctx, db.GetChatIntegrationParams{EnvironmentID: envID, ID: id})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -72,7 +73,7 @@ func projectName(name string) (string, string, error) {
 // ListProjects returns the projects p may see, newest first: every project
 // for a workspace admin, otherwise those p is a member of (spec, Projects).
 func (s *Service) ListProjects(ctx context.Context, p *auth.Principal) ([]ProjectDetail, error) {
-	if err := requireUser(p); err != nil {
+	if err := access.RequireUser(p); err != nil {
 		return nil, err
 	}
 	return txV(ctx, s, func(q *db.Queries) ([]ProjectDetail, error) {
@@ -141,7 +142,7 @@ func projectDetail(ctx context.Context, q *db.Queries, id uuid.UUID) (ProjectDet
 // answer carries that key in full, the only time it is shown. Workspace admin
 // only; a slug already taken answers Conflict.
 func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name string) (ProjectDetail, error) {
-	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return ProjectDetail{}, err
 	}
 	name, slug, err := projectName(name)
@@ -165,7 +166,7 @@ func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name str
 // RenameProject renames a project and derives its slug again; a slug taken
 // by another project answers Conflict. Workspace admin only.
 func (s *Service) RenameProject(ctx context.Context, p *auth.Principal, id uuid.UUID, name string) (ProjectDetail, error) {
-	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return ProjectDetail{}, err
 	}
 	name, slug, err := projectName(name)
@@ -189,7 +190,7 @@ func (s *Service) RenameProject(ctx context.Context, p *auth.Principal, id uuid.
 // the workspace row lock makes concurrent deletes count one after another,
 // so two deletes of the last two projects cannot both succeed.
 func (s *Service) DeleteProject(ctx context.Context, p *auth.Principal, id uuid.UUID) error {
-	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return err
 	}
 	return s.tx(ctx, func(q *db.Queries) error {

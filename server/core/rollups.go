@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -62,15 +63,15 @@ func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid
 	return store.AdaptError(err)
 }
 
-// ingestAccess is envAccess with NeedRead, without a query for an SDK key
+// ingestAccess is access.Env with access.Read, without a query for an SDK key
 // of the environment: authentication already found the key's environment
 // (the key cache or sdk_keys), and an environment deleted since makes the
-// COPY fail its foreign key, which answers 404 like envAccess would.
+// COPY fail its foreign key, which answers 404 like access.Env would.
 func ingestAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID) error {
 	if p != nil && p.Kind == auth.KindSDKKey && p.EnvironmentID == envID {
 		return nil
 	}
-	_, err := envAccess(ctx, q, p, envID, NeedIngest)
+	_, err := access.Env(ctx, q, p, envID, access.Ingest)
 	return err
 }
 

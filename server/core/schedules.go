@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/notify"
@@ -29,7 +30,7 @@ const (
 // flag's when key is set, ordered by scheduled_at; executed ones stay listed.
 func (s *Service) ListScheduledChanges(ctx context.Context, p *auth.Principal, envID uuid.UUID, key *string) ([]db.ScheduledChange, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	out, err := q.ListScheduledChanges(ctx, db.ListScheduledChangesParams{EnvironmentID: envID, FlagKey: key})
@@ -45,7 +46,7 @@ func (s *Service) ListScheduledChanges(ctx context.Context, p *auth.Principal, e
 // 30 s in the past 422.
 func (s *Service) CreateScheduledChange(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, at time.Time, patch json.RawMessage) (db.ScheduledChange, error) {
 	out, err := txV(ctx, s, func(q *db.Queries) (db.ScheduledChange, error) {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return db.ScheduledChange{}, err
 		}
@@ -88,7 +89,7 @@ func asPatchField(err error) error {
 // missing one is 404 (spec, States: Scheduled change).
 func (s *Service) DeleteScheduledChange(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) error {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedWrite); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
 		return err
 	}
 	n, err := q.DeletePendingScheduledChange(ctx, db.DeletePendingScheduledChangeParams{EnvironmentID: envID, ID: id})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -32,7 +33,7 @@ var (
 // first. Project admin (decisions.md: listing keys needs project admin).
 func (s *Service) ListSDKKeys(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.ListSDKKeysByProjectRow, error) {
 	return txV(ctx, s, func(q *db.Queries) ([]db.ListSDKKeysByProjectRow, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdminRead); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.AdminRead); err != nil {
 			return nil, err
 		}
 		keys, err := q.ListSDKKeysByProject(ctx, projectID)
@@ -59,7 +60,7 @@ var keyPrefixes = map[string]string{KeyKindServer: auth.SDKKeyKind, KeyKindClien
 // invalid naming kind.
 func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, name string, envID uuid.UUID, kind *string) (NewSDKKey, error) {
 	return txV(ctx, s, func(q *db.Queries) (NewSDKKey, error) {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return NewSDKKey{}, err
 		}
 		name := strings.TrimSpace(name)
@@ -104,7 +105,7 @@ func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID
 // count one after another.
 func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, id int64) error {
 	return s.tx(ctx, func(q *db.Queries) error {
-		if _, err := projectAccess(ctx, q, p, projectID, NeedAdmin); err != nil {
+		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return err
 		}
 		if err := lockProject(ctx, q, projectID); err != nil {
@@ -138,7 +139,7 @@ func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID
 // after another and each counts what the previous one committed.
 func lockProject(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 	if _, err := q.LockProject(ctx, id); errors.Is(err, pgx.ErrNoRows) {
-		return errProjectNotFound // deleted since projectAccess read it
+		return errProjectNotFound // deleted since access.Project read it
 	} else if err != nil {
 		return fmt.Errorf("lock project: %w", store.AdaptError(err))
 	}

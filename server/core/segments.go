@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
@@ -33,7 +34,7 @@ type SegmentInput struct {
 // ListSegments returns an environment's segments ordered by key.
 func (s *Service) ListSegments(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.Segment, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return nil, err
 	}
 	return q.ListSegments(ctx, envID)
@@ -42,7 +43,7 @@ func (s *Service) ListSegments(ctx context.Context, p *auth.Principal, envID uui
 // GetSegment returns one segment.
 func (s *Service) GetSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) (db.Segment, error) {
 	q := db.New(s.pool)
-	if _, err := envAccess(ctx, q, p, envID, NeedRead); err != nil {
+	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 		return db.Segment{}, err
 	}
 	seg, err := q.GetSegment(ctx, db.GetSegmentParams{EnvironmentID: envID, Key: key})
@@ -60,7 +61,7 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 		return db.Segment{}, err
 	}
 	seg, err := txV(ctx, s, func(q *db.Queries) (db.Segment, error) {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return db.Segment{}, err
 		}
@@ -77,7 +78,7 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, in SegmentInput) (db.Segment, error) {
 	var events []bus.Event
 	seg, err := txV(ctx, s, func(q *db.Queries) (db.Segment, error) {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return db.Segment{}, err
 		}
@@ -130,7 +131,7 @@ func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uui
 func (s *Service) DeleteSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) error {
 	var events []bus.Event
 	err := s.tx(ctx, func(q *db.Queries) error {
-		env, err := envAccess(ctx, q, p, envID, NeedWrite)
+		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return err
 		}

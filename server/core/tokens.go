@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -44,7 +45,7 @@ type TokenInput struct {
 // ListTokens returns the caller's own personal access tokens, newest first.
 // Tokens are flat: nobody, not even a workspace admin, sees another user's.
 func (s *Service) ListTokens(ctx context.Context, p *auth.Principal) ([]db.PersonalAccessToken, error) {
-	if err := requireUser(p); err != nil {
+	if err := access.RequireUser(p); err != nil {
 		return nil, err
 	}
 	tokens, err := db.New(s.pool).ListTokensByUser(ctx, p.UserID)
@@ -58,7 +59,7 @@ func (s *Service) ListTokens(ctx context.Context, p *auth.Principal) ([]db.Perso
 // Authentication rule 6: a read_only token cannot create a read_write token;
 // it may create read_only ones. The expiry counts from the service clock.
 func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in TokenInput) (NewToken, error) {
-	if err := requireUser(p); err != nil {
+	if err := access.RequireUser(p); err != nil {
 		return NewToken{}, err
 	}
 	if p.ReadOnly && in.Scope != ScopeReadOnly {
@@ -95,11 +96,11 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in TokenIn
 // DeleteToken revokes one of the caller's own tokens; another user's token is
 // not found. Revoking is a write, so a read_only token may not.
 func (s *Service) DeleteToken(ctx context.Context, p *auth.Principal, id int64) error {
-	if err := requireUser(p); err != nil {
+	if err := access.RequireUser(p); err != nil {
 		return err
 	}
 	if p.ReadOnly {
-		return errReadOnly
+		return access.ErrReadOnly
 	}
 	n, err := txV(ctx, s, func(q *db.Queries) (int64, error) {
 		return q.DeleteToken(ctx, db.DeleteTokenParams{ID: id, UserID: p.UserID})

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
@@ -38,7 +39,7 @@ type UserPatch struct {
 // ListUsers returns the workspace's users, newest first, without password
 // hashes. Workspace admin.
 func (s *Service) ListUsers(ctx context.Context, p *auth.Principal) ([]db.ListUsersRow, error) {
-	if err := requireWorkspaceAdmin(p, NeedAdminRead); err != nil {
+	if err := access.RequireWorkspaceAdmin(p, access.AdminRead); err != nil {
 		return nil, err
 	}
 	users, err := db.New(s.pool).ListUsers(ctx)
@@ -51,7 +52,7 @@ func (s *Service) ListUsers(ctx context.Context, p *auth.Principal) ([]db.ListUs
 // CreateUser creates a workspace user with an argon2id password hash. An
 // email in use, in any letter case, answers Conflict. Workspace admin.
 func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInput) (db.ListUsersRow, error) {
-	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return db.ListUsersRow{}, err
 	}
 	name := strings.TrimSpace(in.Name)
@@ -85,7 +86,7 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInpu
 // one is invalid; the workspace row lock makes concurrent demotions and
 // deletions count one after another. Workspace admin.
 func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, patch UserPatch) (db.ListUsersRow, error) {
-	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return db.ListUsersRow{}, err
 	}
 	if patch.Name != nil {
@@ -129,7 +130,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 // row lock makes concurrent deletions count one after another. Workspace
 // admin.
 func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) error {
-	if err := requireWorkspaceAdmin(p, NeedAdmin); err != nil {
+	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return err
 	}
 	if id == p.UserID {

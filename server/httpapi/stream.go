@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/core"
@@ -158,7 +159,7 @@ func (h snapshotHandler) serve(w http.ResponseWriter, r *http.Request) (int, err
 	if p.Kind != auth.KindSDKKey {
 		return 0, apperr.E(apperr.BadRequest, "the snapshot needs an SDK key")
 	}
-	if err := core.RequireServerKey(p); err != nil {
+	if err := access.RequireServerKey(p); err != nil {
 		return 0, err
 	}
 	snap, err := h.hub.Snapshot(r.Context(), p.EnvironmentID)

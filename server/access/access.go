@@ -1,4 +1,7 @@
-package core
+// Package access is the one decision of who may do what: a principal's
+// project role, key kind and token mode against what an operation needs.
+// The control plane (core) and measurement (measure) both ask it.
+package access
 
 import (
 	"context"
@@ -19,15 +22,15 @@ type Need int
 
 // The needs.
 const (
-	NeedRead      Need = iota + 1 // any project member reads: flags, impressions, …
-	NeedWrite                     // editor or admin writes: flags, segments, experiments, schedules
-	NeedAdminRead                 // project admin reads: listing keys, members, environments
-	NeedAdmin                     // project admin writes: environments, SDK keys, members, webhooks, chat
-	NeedIngest                    // report impressions and goal events: any reader, client keys too
+	Read      Need = iota + 1 // any project member reads: flags, impressions, …
+	Write                     // editor or admin writes: flags, segments, experiments, schedules
+	AdminRead                 // project admin reads: listing keys, members, environments
+	Admin                     // project admin writes: environments, SDK keys, members, webhooks, chat
+	Ingest                    // report impressions and goal events: any reader, client keys too
 )
 
 // writes reports whether the operation changes anything.
-func (n Need) writes() bool { return n == NeedWrite || n == NeedAdmin }
+func (n Need) writes() bool { return n == Write || n == Admin }
 
 // roleGrants reports whether a project role satisfies need.
 func roleGrants(role string, need Need) bool {
@@ -35,27 +38,28 @@ func roleGrants(role string, need Need) bool {
 	case auth.RoleAdmin:
 		return true
 	case auth.RoleEditor:
-		return need == NeedRead || need == NeedIngest || need == NeedWrite
+		return need == Read || need == Ingest || need == Write
 	case auth.RoleViewer:
-		return need == NeedRead || need == NeedIngest
+		return need == Read || need == Ingest
 	}
 	return false
 }
 
+// The refusals; core returns ErrEnvNotFound and ErrReadOnly itself too.
 var (
-	errEnvNotFound = apperr.E(apperr.NotFound, "environment not found")
+	ErrEnvNotFound = apperr.E(apperr.NotFound, "environment not found")
 	errNoPrincipal = apperr.E(apperr.Unauthenticated, "authentication required")
-	errReadOnly    = apperr.E(apperr.Forbidden, "this token is read-only")
+	ErrReadOnly    = apperr.E(apperr.Forbidden, "this token is read-only")
 	errRole        = apperr.E(apperr.Forbidden, "your role does not allow this")
 	errClientKey   = apperr.E(apperr.Forbidden, "client keys may only evaluate flags through OFREP and report impressions and events")
 )
 
-// authorize is the one decision of who may do what inside a project: every
+// Authorize is the one decision of who may do what inside a project: every
 // project- and environment-scoped operation ends here. decisions.md: a
 // project the caller is not a member of does not exist for them (404); a
 // member whose role is too weak gets 403; workspace admins bypass membership;
 // a read_only token never writes.
-func authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) error {
+func Authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) error {
 	if p == nil {
 		return errNoPrincipal
 	}
@@ -75,7 +79,7 @@ func authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID 
 		}
 	}
 	if need.writes() && p.ReadOnly {
-		return errReadOnly
+		return ErrReadOnly
 	}
 	return nil
 }
@@ -89,13 +93,13 @@ func RequireServerKey(p *auth.Principal) error {
 	return nil
 }
 
-// projectAccess loads a project the principal may use with need.
+// Project loads a project the principal may use with need.
 // decisions.md: SDK keys answer 403 on project-level routes.
-func projectAccess(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) (db.Project, error) {
+func Project(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) (db.Project, error) {
 	if p != nil && p.Kind == auth.KindSDKKey {
 		return db.Project{}, apperr.E(apperr.Forbidden, "SDK keys may only use the routes of their own environment")
 	}
-	if err := authorize(ctx, q, p, projectID, need); err != nil {
+	if err := Authorize(ctx, q, p, projectID, need); err != nil {
 		return db.Project{}, err
 	}
 	project, err := q.GetProject(ctx, projectID)
@@ -105,15 +109,15 @@ func projectAccess(ctx context.Context, q *db.Queries, p *auth.Principal, projec
 	return project, err
 }
 
-// envAccess loads an environment the principal may use with need.
+// Env loads an environment the principal may use with need.
 // decisions.md: an SDK key acts as an admin of its own environment; any other
 // environment answers 404. extensions.md: a client key may only ingest; any
 // other route answers 403, for every environment.
-func envAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID, need Need) (db.Environment, error) {
+func Env(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID, need Need) (db.Environment, error) {
 	if p == nil {
 		return db.Environment{}, errNoPrincipal
 	}
-	if p.Client && need != NeedIngest {
+	if p.Client && need != Ingest {
 		return db.Environment{}, errClientKey
 	}
 	if p.Kind == auth.KindSDKKey && p.EnvironmentID != envID {
@@ -129,7 +133,7 @@ func envAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid
 	if p.Kind == auth.KindSDKKey {
 		return env, nil
 	}
-	if err := authorize(ctx, q, p, env.ProjectID, need); err != nil {
+	if err := Authorize(ctx, q, p, env.ProjectID, need); err != nil {
 		if apperr.KindOf(err) == apperr.NotFound {
 			return db.Environment{}, apperr.E(apperr.NotFound, "environment not found")
 		}
@@ -138,10 +142,10 @@ func envAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid
 	return env, nil
 }
 
-// requireWorkspaceAdmin guards workspace-level operations: managing users and
-// creating, renaming or deleting projects. need is NeedAdminRead for the
+// RequireWorkspaceAdmin guards workspace-level operations: managing users and
+// creating, renaming or deleting projects. need is AdminRead for the
 // reads among them, which read_only tokens may do.
-func requireWorkspaceAdmin(p *auth.Principal, need Need) error {
+func RequireWorkspaceAdmin(p *auth.Principal, need Need) error {
 	switch {
 	case p == nil:
 		return errNoPrincipal
@@ -150,13 +154,13 @@ func requireWorkspaceAdmin(p *auth.Principal, need Need) error {
 	case !p.WorkspaceAdmin():
 		return apperr.E(apperr.Forbidden, "only a workspace admin may do this")
 	case need.writes() && p.ReadOnly:
-		return errReadOnly
+		return ErrReadOnly
 	}
 	return nil
 }
 
-// requireUser guards the caller's own resources (tokens, the current user).
-func requireUser(p *auth.Principal) error {
+// RequireUser guards the caller's own resources (tokens, the current user).
+func RequireUser(p *auth.Principal) error {
 	switch {
 	case p == nil:
 		return errNoPrincipal
