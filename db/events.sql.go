@@ -132,7 +132,7 @@ type FoldGoalEventsParams struct {
 }
 
 // Folds the raw rows with after_id < id <= through_id into the rollups
-// (server/core/rollups.go). Rows are upserted in primary-key order.
+// (server/measure/rollups.go). Rows are upserted in primary-key order.
 func (q *Queries) FoldGoalEvents(ctx context.Context, arg FoldGoalEventsParams) error {
 	_, err := q.db.Exec(ctx, foldGoalEvents, arg.AfterID, arg.ThroughID)
 	return err

@@ -167,7 +167,7 @@ type FoldImpressionsParams struct {
 }
 
 // Folds the raw rows with after_id < id <= through_id into the rollups
-// (server/core/rollups.go): one statement per range, which the caller keeps
+// (server/measure/rollups.go): one statement per range, which the caller keeps
 // to a bounded width. Rows are upserted in primary-key order. First
 // exposures break ties of time by id (ingest order); rows folded earlier
 // have smaller ids, so an existing row wins a tie.

@@ -61,7 +61,7 @@ SELECT pg_advisory_xact_lock_shared(7313092251183417002)
 `
 
 // Folding raw impressions and goal events into the rollups
-// (migrations/00006_rollup_watermarks.sql, server/core/rollups.go).
+// (migrations/00006_rollup_watermarks.sql, server/measure/rollups.go).
 // Held by every ingest transaction from before its COPY until it commits.
 func (q *Queries) LockIngestShared(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, lockIngestShared)

@@ -7,7 +7,7 @@ VALUES (@environment_id, @event_key, @user_id, @value, @context, @occurred_at, @
 
 -- name: FoldGoalEvents :exec
 -- Folds the raw rows with after_id < id <= through_id into the rollups
--- (server/core/rollups.go). Rows are upserted in primary-key order.
+-- (server/measure/rollups.go). Rows are upserted in primary-key order.
 WITH batch AS (
     SELECT environment_id, event_key, user_id, occurred_at AS at
     FROM goal_events r

@@ -1,5 +1,5 @@
 -- Folding raw impressions and goal events into the rollups
--- (migrations/00006_rollup_watermarks.sql, server/core/rollups.go).
+-- (migrations/00006_rollup_watermarks.sql, server/measure/rollups.go).
 
 -- name: LockIngestShared :exec
 -- Held by every ingest transaction from before its COPY until it commits.

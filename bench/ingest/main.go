@@ -45,7 +45,7 @@ import (
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/config"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 const batchSize = 500
@@ -87,7 +87,7 @@ func main() {
 	flag.BoolVar(&o.explain, "explain", true, "print EXPLAIN ANALYZE of the query statements")
 	flag.IntVar(&o.dbMaxConns, "db-max-connections", 10, "the server's DB_MAX_CONNECTIONS")
 	flag.IntVar(&o.seedWriters, "seed-writers", 4, "concurrent writers while seeding")
-	flag.Int64Var(&o.maxBacklog, "fold-max-backlog", 0, "the server's rollup folder folds during ingest once this many rows are unfolded (core.FolderConfig.MaxBacklog; 0: the default)")
+	flag.Int64Var(&o.maxBacklog, "fold-max-backlog", 0, "the server's rollup folder folds during ingest once this many rows are unfolded (measure.FolderConfig.MaxBacklog; 0: the default)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (client and in-process server) to this file")
 	flag.Parse()
 	if o.cpuProfile != "" {
@@ -133,7 +133,7 @@ func run(ctx context.Context, o options) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srvCtx, stop := context.WithCancel(ctx)
-	a, err := app.New(srvCtx, cfg, logger, app.WithRollupFolder(core.FolderConfig{MaxBacklog: o.maxBacklog}))
+	a, err := app.New(srvCtx, cfg, logger, app.WithRollupFolder(measure.FolderConfig{MaxBacklog: o.maxBacklog}))
 	if err != nil {
 		stop()
 		return err
@@ -289,7 +289,7 @@ func compareIngest(ctx context.Context, o options, pool *pgxpool.Pool, base stri
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	fmt.Printf("== Ingest: %d rows per run, %d-row batches, %d flags, %d users\n", o.ingestRows, batchSize, o.flags, o.users)
-	svc := core.New(pool, core.Config{})
+	svc := measure.New(pool, measure.Config{})
 	principal := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: envs["development"]}
 	fmt.Printf("%-8s %14s %14s %7s %16s %14s %14s\n", "writers", "raw rows/s", "HTTP rows/s", "ratio", "core rows/s", "HTTP fold", "core fold")
 	// drain folds every row ingested so far (a read does that first) and
@@ -307,7 +307,7 @@ func compareIngest(ctx context.Context, o options, pool *pgxpool.Pool, base stri
 		n := o.ingestRows / batchSize
 		rawRows := make([][][]any, n)
 		bodies := make([][]byte, n)
-		items := make([][]core.ImpressionInput, n)
+		items := make([][]measure.ImpressionInput, n)
 		for i := range n {
 			b := g.batch(r)
 			rawRows[i] = make([][]any, len(b))
@@ -377,7 +377,7 @@ func withoutFolding(ctx context.Context, pool *pgxpool.Pool, run func() (time.Du
 		return 0, err
 	}
 	defer tx.Rollback(ctx)
-	// Folders lock this row first (server/core/rollups.go).
+	// Folders lock this row first (server/measure/rollups.go).
 	if _, err := tx.Exec(ctx, `SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions' FOR UPDATE`); err != nil {
 		return 0, err
 	}
@@ -488,7 +488,7 @@ func timeQueries(ctx context.Context, o options, pool *pgxpool.Pool, base string
 		return err
 	}
 	defer tpool.Close()
-	svc := core.New(tpool, core.Config{})
+	svc := measure.New(tpool, measure.Config{})
 	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
 
 	g := generator{flags: o.flags, users: o.users, now: time.Now(), spread: 30 * 24 * time.Hour}
@@ -507,11 +507,11 @@ func timeQueries(ctx context.Context, o options, pool *pgxpool.Pool, base string
 	evSeeded, err := parallel(o.seedWriters, o.events/batchSize, func(seed uint64) (func() error, error) {
 		r := rand.New(rand.NewPCG(seed, 3))
 		return func() error {
-			items := make([]core.GoalEventInput, batchSize)
+			items := make([]measure.GoalEventInput, batchSize)
 			for i := range items {
 				u := fmt.Sprintf("user-%06d", r.IntN(o.users))
 				at := g.now.Add(-time.Duration(r.Int64N(int64(30 * 24 * time.Hour))))
-				items[i] = core.GoalEventInput{EventKey: []string{"purchase", "signup"}[r.IntN(2)], UserID: &u, OccurredAt: &at}
+				items[i] = measure.GoalEventInput{EventKey: []string{"purchase", "signup"}[r.IntN(2)], UserID: &u, OccurredAt: &at}
 			}
 			return svc.IngestEvents(ctx, sdk, env, items)
 		}, nil
@@ -535,7 +535,7 @@ func timeQueries(ctx context.Context, o options, pool *pgxpool.Pool, base string
 	if err != nil {
 		return err
 	}
-	if _, err := svc.CreateExperiment(ctx, sdk, env, core.ExperimentInput{Key: "bench", Name: "bench", FlagKey: "flag-00", GoalEventKey: "purchase"}); err != nil {
+	if _, err := svc.CreateExperiment(ctx, sdk, env, measure.ExperimentInput{Key: "bench", Name: "bench", FlagKey: "flag-00", GoalEventKey: "purchase"}); err != nil {
 		return err
 	}
 	client := &http.Client{}
@@ -555,7 +555,7 @@ func timeQueries(ctx context.Context, o options, pool *pgxpool.Pool, base string
 		}},
 		{"event key summary", envPath + "/events/keys", func() error { _, err := svc.ListEventKeys(ctx, sdk, env); return err }},
 		{"impression list (first page, total)", envPath + "/impressions", func() error {
-			_, err := svc.ListImpressions(ctx, sdk, env, core.ImpressionFilter{})
+			_, err := svc.ListImpressions(ctx, sdk, env, measure.ImpressionFilter{})
 			return err
 		}},
 	}
@@ -612,10 +612,10 @@ func timeQueries(ctx context.Context, o options, pool *pgxpool.Pool, base string
 
 func ptr[T any](v T) *T { return &v }
 
-func coreItems(batch []impression) []core.ImpressionInput {
-	items := make([]core.ImpressionInput, len(batch))
+func coreItems(batch []impression) []measure.ImpressionInput {
+	items := make([]measure.ImpressionInput, len(batch))
 	for i, im := range batch {
-		items[i] = core.ImpressionInput{FlagKey: im.FlagKey, UserID: im.UserID, Value: im.Value, EvaluatedAt: &im.EvaluatedAt}
+		items[i] = measure.ImpressionInput{FlagKey: im.FlagKey, UserID: im.UserID, Value: im.Value, EvaluatedAt: &im.EvaluatedAt}
 	}
 	return items
 }

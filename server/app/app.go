@@ -20,6 +20,7 @@ import (
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/httpapi"
+	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -63,7 +64,7 @@ type App struct {
 	rt       *realtime
 	// retention folds ingested batches into the measurement rollups and
 	// purges expired impressions and goal events until its context ends
-	// (server/core/rollups.go, retention.go).
+	// (server/measure/rollups.go, retention.go).
 	retention func(context.Context)
 }
 
@@ -72,7 +73,7 @@ type Option func(*options)
 
 type options struct {
 	now    func() time.Time
-	folder core.FolderConfig
+	folder measure.FolderConfig
 	realtimeOptions
 	governance
 }
@@ -84,9 +85,9 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithRollupFolder configures the background folder of the measurement
-// rollups (core.FolderConfig; its zero value is the default). Benchmarks
+// rollups (measure.FolderConfig; its zero value is the default). Benchmarks
 // use it to compare folding policies.
-func WithRollupFolder(cfg core.FolderConfig) Option {
+func WithRollupFolder(cfg measure.FolderConfig) Option {
 	return func(o *options) { o.folder = cfg }
 }
 
@@ -142,14 +143,15 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}); err != nil {
 		return nil, err
 	}
+	meas := measure.New(pool, measure.Config{Logger: logger, Now: o.now})
 
 	if err := rt.startHub(startCtx, svc, logger); err != nil {
 		return nil, err
 	}
-	rt.exposures = ofrep.NewExposures(svc, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
+	rt.exposures = ofrep.NewExposures(meas, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
-		Core: svc, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
+		Core: svc, Measure: meas, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
 		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
 		OFREP: &ofrep.Config{
 			Auth: svc, Flags: hubFlags{rt.hub}, Keys: svc, Exposures: rt.exposures,
@@ -173,8 +175,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		rt:       rt,
 		retention: func(ctx context.Context) {
 			folded := make(chan struct{})
-			go func() { defer close(folded); svc.RunRollupFolder(ctx, o.folder) }()
-			svc.RunRetention(ctx, core.RetentionConfig{Days: cfg.RetentionDays})
+			go func() { defer close(folded); meas.RunRollupFolder(ctx, o.folder) }()
+			meas.RunRetention(ctx, measure.RetentionConfig{Days: cfg.RetentionDays})
 			<-folded
 		},
 		server: &http.Server{

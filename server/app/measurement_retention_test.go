@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 func TestRetentionPurge(t *testing.T) {
@@ -42,8 +42,8 @@ func TestRetentionPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	svc := core.New(pool, core.Config{Now: me.clock.Now})
-	res, err := svc.PurgeExpired(t.Context(), core.RetentionConfig{Days: 90, BatchSize: 2})
+	svc := measure.New(pool, measure.Config{Now: me.clock.Now})
+	res, err := svc.PurgeExpired(t.Context(), measure.RetentionConfig{Days: 90, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRetentionPurge(t *testing.T) {
 	}
 
 	// A second purge finds nothing.
-	if res, err := svc.PurgeExpired(t.Context(), core.RetentionConfig{Days: 90}); err != nil || res.Impressions+res.GoalEvents+res.ExposuresRefreshed != 0 {
+	if res, err := svc.PurgeExpired(t.Context(), measure.RetentionConfig{Days: 90}); err != nil || res.Impressions+res.GoalEvents+res.ExposuresRefreshed != 0 {
 		t.Errorf("second purge = %+v, %v", res, err)
 	}
 }
@@ -100,10 +100,13 @@ func TestRetentionLoopStops(t *testing.T) {
 	me.mustPost(t, "/impressions", []any{imp("f", "u1", "A", t0.AddDate(0, 0, -10))})
 	// A clock 30 days later with 7 days' retention: the first pass purges.
 	later := func() time.Time { return t0.AddDate(0, 0, 30) }
-	svc := core.New(pool, core.Config{Now: later})
+	svc := measure.New(pool, measure.Config{Now: later})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { defer close(done); svc.RunRetention(ctx, core.RetentionConfig{Days: 7, Interval: time.Hour}) }()
+	go func() {
+		defer close(done)
+		svc.RunRetention(ctx, measure.RetentionConfig{Days: 7, Interval: time.Hour})
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for me.list(t, "").Total != 0 {
 		if time.Now().After(deadline) {

@@ -129,3 +129,23 @@ func As(err error) *Error {
 	}
 	return nil
 }
+
+// Problems collects validation failures so one 422 names every bad field.
+type Problems []Detail
+
+// Add records one bad field.
+func (p *Problems) Add(field, format string, args ...any) {
+	*p = append(*p, Detail{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err is nil without problems, else one Invalid error naming them all.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	msg := p[0].Field + ": " + p[0].Message
+	if len(p) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(p)-1)
+	}
+	return &Error{Kind: Invalid, Message: msg, Details: p}
+}

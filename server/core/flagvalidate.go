@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -14,47 +13,26 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/limits"
 )
-
-// keyPattern is the key rule of flags, segments, experiments and goal events
-// (spec, Limits).
-var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
-
-// problems collects validation failures so one 422 names every bad field.
-type problems []apperr.Detail
-
-func (p *problems) add(field, format string, args ...any) {
-	*p = append(*p, apperr.Detail{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func (p problems) err() error {
-	if len(p) == 0 {
-		return nil
-	}
-	msg := p[0].Field + ": " + p[0].Message
-	if len(p) > 1 {
-		msg += fmt.Sprintf(" (and %d more)", len(p)-1)
-	}
-	return &apperr.Error{Kind: apperr.Invalid, Message: msg, Details: p}
-}
 
 // validateFlag checks what the API document cannot: values of the flag's
 // type, complete rules, segment references of the same environment, and
 // prerequisites' required values of their flag's type. Flags reach it from
 // the API, from merge patches, promotion, schedules and approvals alike.
 func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Flag) error {
-	var p problems
-	if !keyPattern.MatchString(f.Key) {
-		p.add("key", "must be 1 to 100 ASCII letters, digits, underscores or hyphens")
+	var p apperr.Problems
+	if !limits.ValidKey(f.Key) {
+		p.Add("key", "must be 1 to 100 ASCII letters, digits, underscores or hyphens")
 	}
 	switch f.FlagType {
 	case eval.FlagTypeBoolean, eval.FlagTypeString, eval.FlagTypeInteger, eval.FlagTypeJSON:
 	default:
-		p.add("flag_type", "must be one of boolean, string, integer, json")
-		return p.err() // every value check below depends on the type
+		p.Add("flag_type", "must be one of boolean, string, integer, json")
+		return p.Err() // every value check below depends on the type
 	}
 	if r := f.RolloutPercentage; r != nil && (*r < 0 || *r > 100) {
-		p.add("rollout_percentage", "must be between 0 and 100, or null for 100 percent")
+		p.Add("rollout_percentage", "must be between 0 and 100, or null for 100 percent")
 	}
 	checkValue(&p, "default_value", f.FlagType, f.DefaultValue)
 	checkValue(&p, "disabled_value", f.FlagType, f.DisabledValue)
@@ -66,7 +44,7 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 	for i, r := range f.Rules {
 		field := fmt.Sprintf("rules.%d", i)
 		if r.SegmentKey != nil && *r.SegmentKey != "" && !segments[*r.SegmentKey] {
-			p.add(field+".segment_key", "names no segment of this environment: %q", *r.SegmentKey)
+			p.Add(field+".segment_key", "names no segment of this environment: %q", *r.SegmentKey)
 		}
 		checkRuleConditions(&p, field, r)
 		checkValue(&p, field+".variant", f.FlagType, r.Variant)
@@ -75,9 +53,9 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 			// extensions.md §2, Per-rule rollout and split.
 			switch {
 			case f.FlagType == eval.FlagTypeBoolean:
-				p.add(field+".variants", "a boolean flag's rules cannot carry variants")
+				p.Add(field+".variants", "a boolean flag's rules cannot carry variants")
 			case nullToNil(r.Variant) != nil:
-				p.add(field+".variants", "cannot be given together with variant")
+				p.Add(field+".variants", "cannot be given together with variant")
 			}
 			checkVariants(&p, field+".variants", f.FlagType, r.Variants, true)
 		}
@@ -91,10 +69,10 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 		for i, pre := range f.Prerequisites {
 			field := fmt.Sprintf("prerequisites.%d", i)
 			switch {
-			case !keyPattern.MatchString(pre.FlagKey):
-				p.add(field+".flag_key", "must be a flag key")
+			case !limits.ValidKey(pre.FlagKey):
+				p.Add(field+".flag_key", "must be a flag key")
 			case pre.FlagKey == f.Key:
-				p.add(field+".flag_key", "a flag cannot be its own prerequisite")
+				p.Add(field+".flag_key", "a flag cannot be its own prerequisite")
 			case pre.RequiredValue != nil && !isJSONNull(pre.RequiredValue):
 				// A missing prerequisite flag is allowed (it is simply
 				// unsatisfied, spec Evaluation rules step 2); an existing one
@@ -107,10 +85,10 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 	}
 	for i, tag := range f.Tags {
 		if n := utf8.RuneCountInString(tag); n == 0 || n > 100 {
-			p.add(fmt.Sprintf("tags.%d", i), "must be 1 to 100 characters")
+			p.Add(fmt.Sprintf("tags.%d", i), "must be 1 to 100 characters")
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 // checkRuleConditions checks a rule's conditions (extensions.md §2,
@@ -119,7 +97,7 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 // conditions needs all three; and a rule needs some condition or a
 // segment_key. Values of regex, semver_* and before/after must parse with the
 // evaluator's own parsers, so that no rule is stored that could never match.
-func checkRuleConditions(p *problems, field string, r eval.Rule) {
+func checkRuleConditions(p *apperr.Problems, field string, r eval.Rule) {
 	hasSegment := r.SegmentKey != nil && *r.SegmentKey != ""
 	switch {
 	case r.Attribute != "":
@@ -128,17 +106,17 @@ func checkRuleConditions(p *problems, field string, r eval.Rule) {
 		// Spec: without an attribute a segment rule's operator and values are
 		// not a condition; they were always ignored, and still are.
 	case r.Operator != "" || len(r.Values) > 0:
-		p.add(field+".attribute", "is required when operator or values are given")
+		p.Add(field+".attribute", "is required when operator or values are given")
 	case len(r.Conditions) == 0 && r.Conditions == nil:
-		p.add(field, "needs a condition (attribute, operator and values, or conditions) or a segment_key")
+		p.Add(field, "needs a condition (attribute, operator and values, or conditions) or a segment_key")
 	}
 	if r.Conditions != nil && len(r.Conditions) == 0 {
-		p.add(field+".conditions", "must not be empty: leave it out for no further conditions")
+		p.Add(field+".conditions", "must not be empty: leave it out for no further conditions")
 	}
 	for j, c := range r.Conditions {
 		cf := fmt.Sprintf("%s.conditions.%d", field, j)
 		if c.Attribute == "" {
-			p.add(cf+".attribute", "is required")
+			p.Add(cf+".attribute", "is required")
 		}
 		checkCondition(p, cf, c.Operator, c.Values)
 	}
@@ -146,21 +124,21 @@ func checkRuleConditions(p *problems, field string, r eval.Rule) {
 
 // checkCondition checks one condition's operator and values; field is the
 // rule or the conditions entry that holds them.
-func checkCondition(p *problems, field string, op eval.Operator, values []string) {
+func checkCondition(p *apperr.Problems, field string, op eval.Operator, values []string) {
 	switch {
 	case op == "":
-		p.add(field+".operator", "is required")
+		p.Add(field+".operator", "is required")
 		return
 	case !knownOperators[op]:
-		p.add(field+".operator", "is not an operator: %q", op)
+		p.Add(field+".operator", "is not an operator: %q", op)
 		return
 	}
 	if len(values) == 0 {
-		p.add(field+".values", "needs at least one value")
+		p.Add(field+".values", "needs at least one value")
 	}
 	for k, v := range values {
 		if err := eval.CheckValue(op, v); err != nil {
-			p.add(fmt.Sprintf("%s.values.%d", field, k), "%v", err)
+			p.Add(fmt.Sprintf("%s.values.%d", field, k), "%v", err)
 		}
 	}
 }
@@ -178,9 +156,9 @@ var knownOperators = map[eval.Operator]bool{
 }
 
 // checkRuleRollout checks a rule's rollout_percentage (extensions.md §2).
-func checkRuleRollout(p *problems, field string, r eval.Rule) {
+func checkRuleRollout(p *apperr.Problems, field string, r eval.Rule) {
 	if pct := r.RolloutPercentage; pct != nil && (*pct < 0 || *pct > 100) {
-		p.add(field+".rollout_percentage", "must be between 0 and 100")
+		p.Add(field+".rollout_percentage", "must be between 0 and 100")
 	}
 }
 
@@ -188,34 +166,34 @@ func checkRuleRollout(p *problems, field string, r eval.Rule) {
 // are not negative, values have the flag's type. A rule's weights must also
 // sum to more than 0 (extensions.md §2); the flag's may all be 0, as the
 // specification allows.
-func checkVariants(p *problems, field string, t eval.FlagType, vs []eval.Variant, positiveTotal bool) {
+func checkVariants(p *apperr.Problems, field string, t eval.FlagType, vs []eval.Variant, positiveTotal bool) {
 	total := 0
 	for i, v := range vs {
 		vf := fmt.Sprintf("%s.%d", field, i)
 		if v.Weight < 0 {
-			p.add(vf+".weight", "must not be negative")
+			p.Add(vf+".weight", "must not be negative")
 		} else {
 			total += v.Weight
 		}
 		if nullToNil(v.Value) == nil && t != eval.FlagTypeJSON {
-			p.add(vf+".value", "is required")
+			p.Add(vf+".value", "is required")
 		}
 		checkValue(p, vf+".value", t, v.Value)
 	}
 	if positiveTotal && len(vs) > 0 && total <= 0 {
-		p.add(field, "weights must sum to more than 0")
+		p.Add(field, "weights must sum to more than 0")
 	}
 }
 
 // checkValue reports a value that does not match the flag type (decisions.md:
 // default, disabled, variant, rule-variant and required values must match).
 // An absent or null value means "unset" and always passes.
-func checkValue(p *problems, field string, t eval.FlagType, v json.RawMessage) {
+func checkValue(p *apperr.Problems, field string, t eval.FlagType, v json.RawMessage) {
 	if nullToNil(v) == nil {
 		return
 	}
 	if !matchesType(t, v) {
-		p.add(field, "must be a %s value", t)
+		p.Add(field, "must be a %s value", t)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/apperr"
 )
 
 // FuzzCheckRule: rule validation never panics on any decoded rule, and a rule
@@ -21,12 +22,12 @@ func FuzzCheckRule(f *testing.F) {
 		if json.Unmarshal(raw, &r) != nil {
 			return
 		}
-		var p problems
+		var p apperr.Problems
 		checkRuleConditions(&p, "rules.0", r)
 		checkRuleRollout(&p, "rules.0", r)
 		checkVariants(&p, "rules.0.variants", eval.FlagType(flagType), r.Variants, true)
 		if len(p) > 0 {
-			if p.err() == nil {
+			if p.Err() == nil {
 				t.Fatal("problems but no error")
 			}
 			return

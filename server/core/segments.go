@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
+	"github.com/switchyard/switchyard/server/limits"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -177,16 +178,16 @@ func bumpReferencingFlags(ctx context.Context, q *db.Queries, envID uuid.UUID, s
 // trimmed name and the rules as stored. A segment's rules cannot reference
 // other segments: expansion is one level deep.
 func validateSegment(key string, name *string, rules *[]eval.Rule) (string, []byte, error) {
-	var p problems
-	if !keyPattern.MatchString(key) {
-		p.add("key", "must be 1 to 100 ASCII letters, digits, underscores or hyphens")
+	var p apperr.Problems
+	if !limits.ValidKey(key) {
+		p.Add("key", "must be 1 to 100 ASCII letters, digits, underscores or hyphens")
 	}
 	n := ""
 	if name != nil {
 		n = strings.TrimSpace(*name)
 	}
 	if n == "" {
-		p.add("name", "is required")
+		p.Add("name", "is required")
 	}
 	var rs []eval.Rule
 	if rules != nil {
@@ -198,17 +199,17 @@ func validateSegment(key string, name *string, rules *[]eval.Rule) (string, []by
 	for i, r := range rs {
 		field := fmt.Sprintf("rules.%d", i)
 		if r.SegmentKey != nil && *r.SegmentKey != "" {
-			p.add(field+".segment_key", "a segment's rules cannot reference segments")
+			p.Add(field+".segment_key", "a segment's rules cannot reference segments")
 			continue
 		}
 		checkRuleConditions(&p, field, r)
 		// extensions.md §2: segment rules may carry variant, never a rollout
 		// or a split (expansion takes those from the referencing rule).
 		if r.RolloutPercentage != nil {
-			p.add(field+".rollout_percentage", "a segment's rules cannot carry a rollout")
+			p.Add(field+".rollout_percentage", "a segment's rules cannot carry a rollout")
 		}
 		if len(r.Variants) > 0 {
-			p.add(field+".variants", "a segment's rules cannot carry variants")
+			p.Add(field+".variants", "a segment's rules cannot carry variants")
 		}
 		rs[i].Variants = nil // variants: [] is none and comes back absent
 		rs[i].Variant = nullToNil(r.Variant)
@@ -216,7 +217,7 @@ func validateSegment(key string, name *string, rules *[]eval.Rule) (string, []by
 			rs[i].Values = []string{}
 		}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return "", nil, err
 	}
 	raw, err := json.Marshal(rs)

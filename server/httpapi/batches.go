@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchyard/switchyard/server/apperr"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 // Impression and goal-event batches are the hot path of ingest, so their
@@ -39,13 +39,13 @@ type goalItem struct {
 // maxDetails caps the problems one answer lists.
 const maxDetails = 20
 
-func decodeImpressions(body []byte) ([]core.ImpressionInput, error) {
+func decodeImpressions(body []byte) ([]measure.ImpressionInput, error) {
 	var items []impressionItem
 	if err := decodeBatch(body, &items); err != nil {
 		return nil, err
 	}
 	var p batchProblems
-	out := make([]core.ImpressionInput, len(items))
+	out := make([]measure.ImpressionInput, len(items))
 	for i, it := range items {
 		switch {
 		case it.FlagKey == nil:
@@ -64,19 +64,19 @@ func decodeImpressions(body []byte) ([]core.ImpressionInput, error) {
 			break
 		}
 		if it.FlagKey != nil && it.Value != nil {
-			out[i] = core.ImpressionInput{FlagKey: *it.FlagKey, UserID: it.UserID, Value: *it.Value, Context: objectOrNil(it.Context), EvaluatedAt: it.EvaluatedAt}
+			out[i] = measure.ImpressionInput{FlagKey: *it.FlagKey, UserID: it.UserID, Value: *it.Value, Context: objectOrNil(it.Context), EvaluatedAt: it.EvaluatedAt}
 		}
 	}
 	return out, p.err()
 }
 
-func decodeGoalEvents(body []byte) ([]core.GoalEventInput, error) {
+func decodeGoalEvents(body []byte) ([]measure.GoalEventInput, error) {
 	var items []goalItem
 	if err := decodeBatch(body, &items); err != nil {
 		return nil, err
 	}
 	var p batchProblems
-	out := make([]core.GoalEventInput, 0, len(items))
+	out := make([]measure.GoalEventInput, 0, len(items))
 	for i, it := range items {
 		checkUserAndContext(&p, i, it.UserID, it.Context)
 		if p.full() {
@@ -85,7 +85,7 @@ func decodeGoalEvents(body []byte) ([]core.GoalEventInput, error) {
 		if it.EventKey == nil {
 			continue // skipped like an empty key (spec, Goal event)
 		}
-		out = append(out, core.GoalEventInput{EventKey: *it.EventKey, UserID: it.UserID, Value: it.Value, Context: objectOrNil(it.Context), OccurredAt: it.OccurredAt})
+		out = append(out, measure.GoalEventInput{EventKey: *it.EventKey, UserID: it.UserID, Value: it.Value, Context: objectOrNil(it.Context), OccurredAt: it.OccurredAt})
 	}
 	return out, p.err()
 }

@@ -7,14 +7,14 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 // batchOperations are the ingest operations whose body is an array of at
-// most core.MaxBatchItems items (spec, Limits: batch size).
+// most measure.MaxBatchItems items (spec, Limits: batch size).
 var batchOperations = map[string]bool{"ingestImpressions": true, "ingestEvents": true}
 
-// limitBatch answers 413 to an ingest batch of more than core.MaxBatchItems
+// limitBatch answers 413 to an ingest batch of more than measure.MaxBatchItems
 // items before the body is validated or decoded: it counts the array's
 // elements as a token stream and stops at the first one too many. The
 // contract wants 413 here, not the 422 a maxItems in the document would
@@ -29,9 +29,9 @@ func limitBatch(errs errorWriter) func(http.Handler) http.Handler {
 				return
 			}
 			var seen bytes.Buffer
-			n, err := countItems(io.TeeReader(r.Body, &seen), core.MaxBatchItems+1)
-			if n > core.MaxBatchItems {
-				errs.write(w, r, core.ErrBatchTooLarge)
+			n, err := countItems(io.TeeReader(r.Body, &seen), measure.MaxBatchItems+1)
+			if n > measure.MaxBatchItems {
+				errs.write(w, r, measure.ErrBatchTooLarge)
 				return
 			}
 			var tooBig *http.MaxBytesError

@@ -18,7 +18,7 @@ func (h *Handlers) IngestEvents(ctx context.Context, req apiserver.IngestEventsR
 	if err != nil {
 		return nil, err
 	}
-	if err := h.core.IngestEvents(ctx, auth.FromContext(ctx), req.EnvId, items); err != nil {
+	if err := h.measure.IngestEvents(ctx, auth.FromContext(ctx), req.EnvId, items); err != nil {
 		return nil, err
 	}
 	return apiserver.IngestEvents204Response{}, nil
@@ -26,7 +26,7 @@ func (h *Handlers) IngestEvents(ctx context.Context, req apiserver.IngestEventsR
 
 // ListEventKeys summarises the goal event keys seen.
 func (h *Handlers) ListEventKeys(ctx context.Context, req apiserver.ListEventKeysRequestObject) (apiserver.ListEventKeysResponseObject, error) {
-	rows, err := h.core.ListEventKeys(ctx, auth.FromContext(ctx), req.EnvId)
+	rows, err := h.measure.ListEventKeys(ctx, auth.FromContext(ctx), req.EnvId)
 	if err != nil {
 		return nil, err
 	}

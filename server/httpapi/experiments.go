@@ -6,12 +6,12 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 // ListExperiments lists an environment's experiments, newest first.
 func (h *Handlers) ListExperiments(ctx context.Context, req apiserver.ListExperimentsRequestObject) (apiserver.ListExperimentsResponseObject, error) {
-	es, err := h.core.ListExperiments(ctx, auth.FromContext(ctx), req.EnvId)
+	es, err := h.measure.ListExperiments(ctx, auth.FromContext(ctx), req.EnvId)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func (h *Handlers) ListExperiments(ctx context.Context, req apiserver.ListExperi
 
 // GetExperiment returns one experiment.
 func (h *Handlers) GetExperiment(ctx context.Context, req apiserver.GetExperimentRequestObject) (apiserver.GetExperimentResponseObject, error) {
-	e, err := h.core.GetExperiment(ctx, auth.FromContext(ctx), req.EnvId, req.Key)
+	e, err := h.measure.GetExperiment(ctx, auth.FromContext(ctx), req.EnvId, req.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (h *Handlers) GetExperiment(ctx context.Context, req apiserver.GetExperimen
 // CreateExperiment creates an experiment (it starts running).
 func (h *Handlers) CreateExperiment(ctx context.Context, req apiserver.CreateExperimentRequestObject) (apiserver.CreateExperimentResponseObject, error) {
 	b := req.Body
-	e, err := h.core.CreateExperiment(ctx, auth.FromContext(ctx), req.EnvId, core.ExperimentInput{
+	e, err := h.measure.CreateExperiment(ctx, auth.FromContext(ctx), req.EnvId, measure.ExperimentInput{
 		Key: b.Key, Name: b.Name, FlagKey: b.FlagKey, GoalEventKey: b.GoalEventKey,
 		Description: nullableValue(b.Description), ControlVariant: nullableValue(b.ControlVariant),
 	})
@@ -48,7 +48,7 @@ func (h *Handlers) CreateExperiment(ctx context.Context, req apiserver.CreateExp
 // null clears the nullable ones.
 func (h *Handlers) PatchExperiment(ctx context.Context, req apiserver.PatchExperimentRequestObject) (apiserver.PatchExperimentResponseObject, error) {
 	b := req.Body
-	in := core.ExperimentPatch{
+	in := measure.ExperimentPatch{
 		Name: b.Name, GoalEventKey: b.GoalEventKey,
 		Description: nullableValue(b.Description), ControlVariant: nullableValue(b.ControlVariant),
 		ClearDescription: b.Description.IsNull(), ClearControlVariant: b.ControlVariant.IsNull(),
@@ -57,7 +57,7 @@ func (h *Handlers) PatchExperiment(ctx context.Context, req apiserver.PatchExper
 		s := string(*b.Status)
 		in.Status = &s
 	}
-	e, err := h.core.PatchExperiment(ctx, auth.FromContext(ctx), req.EnvId, req.Key, in)
+	e, err := h.measure.PatchExperiment(ctx, auth.FromContext(ctx), req.EnvId, req.Key, in)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (h *Handlers) PatchExperiment(ctx context.Context, req apiserver.PatchExper
 
 // DeleteExperiment deletes an experiment.
 func (h *Handlers) DeleteExperiment(ctx context.Context, req apiserver.DeleteExperimentRequestObject) (apiserver.DeleteExperimentResponseObject, error) {
-	if err := h.core.DeleteExperiment(ctx, auth.FromContext(ctx), req.EnvId, req.Key); err != nil {
+	if err := h.measure.DeleteExperiment(ctx, auth.FromContext(ctx), req.EnvId, req.Key); err != nil {
 		return nil, err
 	}
 	return apiserver.DeleteExperiment204Response{}, nil
@@ -74,7 +74,7 @@ func (h *Handlers) DeleteExperiment(ctx context.Context, req apiserver.DeleteExp
 
 // GetExperimentResults measures an experiment.
 func (h *Handlers) GetExperimentResults(ctx context.Context, req apiserver.GetExperimentResultsRequestObject) (apiserver.GetExperimentResultsResponseObject, error) {
-	r, err := h.core.ExperimentResults(ctx, auth.FromContext(ctx), req.EnvId, req.Key)
+	r, err := h.measure.ExperimentResults(ctx, auth.FromContext(ctx), req.EnvId, req.Key)
 	if err != nil {
 		return nil, err
 	}

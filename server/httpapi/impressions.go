@@ -10,7 +10,7 @@ import (
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 // IngestImpressions stores a batch of impressions. Batches over 500 items
@@ -23,7 +23,7 @@ func (h *Handlers) IngestImpressions(ctx context.Context, req apiserver.IngestIm
 	if err != nil {
 		return nil, err
 	}
-	if err := h.core.IngestImpressions(ctx, auth.FromContext(ctx), req.EnvId, items); err != nil {
+	if err := h.measure.IngestImpressions(ctx, auth.FromContext(ctx), req.EnvId, items); err != nil {
 		return nil, err
 	}
 	return apiserver.IngestImpressions204Response{}, nil
@@ -32,7 +32,7 @@ func (h *Handlers) IngestImpressions(ctx context.Context, req apiserver.IngestIm
 // ListImpressions lists impressions newest first.
 func (h *Handlers) ListImpressions(ctx context.Context, req apiserver.ListImpressionsRequestObject) (apiserver.ListImpressionsResponseObject, error) {
 	p := req.Params
-	page, err := h.core.ListImpressions(ctx, auth.FromContext(ctx), req.EnvId, core.ImpressionFilter{
+	page, err := h.measure.ListImpressions(ctx, auth.FromContext(ctx), req.EnvId, measure.ImpressionFilter{
 		FlagKey: p.FlagKey, UserID: p.UserId, Value: p.Value, SinceID: p.SinceId, Limit: p.Limit, Offset: p.Offset,
 	})
 	if err != nil {
@@ -60,7 +60,7 @@ func (h *Handlers) ListImpressions(ctx context.Context, req apiserver.ListImpres
 
 // GetImpressionStats returns per-flag impression statistics.
 func (h *Handlers) GetImpressionStats(ctx context.Context, req apiserver.GetImpressionStatsRequestObject) (apiserver.GetImpressionStatsResponseObject, error) {
-	rows, err := h.core.ImpressionStats(ctx, auth.FromContext(ctx), req.EnvId)
+	rows, err := h.measure.ImpressionStats(ctx, auth.FromContext(ctx), req.EnvId)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (h *Handlers) GetImpressionStats(ctx context.Context, req apiserver.GetImpr
 
 // GetExposure returns the exposure breakdown of one flag.
 func (h *Handlers) GetExposure(ctx context.Context, req apiserver.GetExposureRequestObject) (apiserver.GetExposureResponseObject, error) {
-	e, err := h.core.Exposure(ctx, auth.FromContext(ctx), req.EnvId, req.Params.FlagKey, req.Params.Days)
+	e, err := h.measure.Exposure(ctx, auth.FromContext(ctx), req.EnvId, req.Params.FlagKey, req.Params.Days)
 	if err != nil {
 		return nil, err
 	}

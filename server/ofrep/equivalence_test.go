@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 // fixed serves one compiled environment to every key.
@@ -34,7 +35,7 @@ func (serverKey) Authenticate(context.Context, core.Credentials) (*auth.Principa
 
 type discard struct{}
 
-func (discard) IngestImpressions(context.Context, *auth.Principal, uuid.UUID, []core.ImpressionInput) error {
+func (discard) IngestImpressions(context.Context, *auth.Principal, uuid.UUID, []measure.ImpressionInput) error {
 	return nil
 }
 

@@ -14,8 +14,8 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/etag"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 // maxBody is the request body limit (decisions.md: 1 MiB, 413 beyond).
@@ -171,7 +171,7 @@ func (h *Handler) evaluateOne(w http.ResponseWriter, r *http.Request, key string
 	}
 	res := evaluate(env.Flags, info, key, c)
 	if c.user != "" {
-		h.cfg.Exposures.Add(p, core.ImpressionInput{
+		h.cfg.Exposures.Add(p, measure.ImpressionInput{
 			FlagKey: key, UserID: &c.user, Value: renderOrNull(res), EvaluatedAt: ptr(time.Now().UTC()),
 		})
 	}

@@ -9,12 +9,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
-// Ingester stores impressions; *core.Service implements it.
+// Ingester stores impressions; *measure.Service implements it.
 type Ingester interface {
-	IngestImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []core.ImpressionInput) error
+	IngestImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []measure.ImpressionInput) error
 }
 
 // ExposuresConfig tunes Exposures; its zero value works.
@@ -28,7 +28,7 @@ type ExposuresConfig struct {
 // Exposures turns single-flag evaluations into impressions off the request
 // path (extensions.md, Impressions): Add never blocks, a full queue drops and
 // counts, as the Go SDK's event queue does, and a background loop writes
-// batches of up to core.MaxBatchItems through the same ingest as SDK reports.
+// batches of up to measure.MaxBatchItems through the same ingest as SDK reports.
 type Exposures struct {
 	ing  Ingester
 	cfg  ExposuresConfig
@@ -41,7 +41,7 @@ type Exposures struct {
 
 type exposure struct {
 	p    *auth.Principal
-	item core.ImpressionInput
+	item measure.ImpressionInput
 }
 
 // NewExposures returns a queue writing to ing; Start it, and Close it to
@@ -64,7 +64,7 @@ func NewExposures(ing Ingester, cfg ExposuresConfig) *Exposures {
 
 // Add queues one impression of p's environment, or drops it when the queue
 // is full.
-func (e *Exposures) Add(p *auth.Principal, item core.ImpressionInput) {
+func (e *Exposures) Add(p *auth.Principal, item measure.ImpressionInput) {
 	e.mu.Lock()
 	if len(e.q) >= e.cfg.QueueSize {
 		e.mu.Unlock()
@@ -72,7 +72,7 @@ func (e *Exposures) Add(p *auth.Principal, item core.ImpressionInput) {
 		return
 	}
 	e.q = append(e.q, exposure{p: p, item: item})
-	full := len(e.q) >= core.MaxBatchItems
+	full := len(e.q) >= measure.MaxBatchItems
 	e.mu.Unlock()
 	if full {
 		select {
@@ -129,8 +129,8 @@ func (e *Exposures) flush() {
 	for _, t := range order {
 		b := batches[t]
 		for len(b) > 0 {
-			n := min(len(b), core.MaxBatchItems)
-			items := make([]core.ImpressionInput, n)
+			n := min(len(b), measure.MaxBatchItems)
+			items := make([]measure.ImpressionInput, n)
 			for i := range n {
 				items[i] = b[i].item
 			}

@@ -1,4 +1,4 @@
-package core
+package measure
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/limits"
 	"github.com/switchyard/switchyard/server/stats"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -74,17 +75,17 @@ func getExperiment(ctx context.Context, q *db.Queries, envID uuid.UUID, key stri
 // CreateExperiment creates an experiment, which starts running (decisions.md).
 // Its flag_key need not name an existing flag.
 func (s *Service) CreateExperiment(ctx context.Context, p *auth.Principal, envID uuid.UUID, in ExperimentInput) (db.Experiment, error) {
-	var pr problems
+	var pr apperr.Problems
 	for _, k := range []struct{ field, value string }{{"key", in.Key}, {"flag_key", in.FlagKey}, {"goal_event_key", in.GoalEventKey}} {
-		if !keyPattern.MatchString(k.value) {
-			pr.add(k.field, keyRule)
+		if !limits.ValidKey(k.value) {
+			pr.Add(k.field, keyRule)
 		}
 	}
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		pr.add("name", "is required")
+		pr.Add("name", "is required")
 	}
-	if err := pr.err(); err != nil {
+	if err := pr.Err(); err != nil {
 		return db.Experiment{}, err
 	}
 	e, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Experiment, error) {
@@ -102,24 +103,24 @@ func (s *Service) CreateExperiment(ctx context.Context, p *auth.Principal, envID
 // PatchExperiment changes an experiment's status, name, description, goal
 // event key or control variant.
 func (s *Service) PatchExperiment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, in ExperimentPatch) (db.Experiment, error) {
-	var pr problems
+	var pr apperr.Problems
 	if in.Status != nil {
 		switch *in.Status {
 		case ExperimentRunning, ExperimentPaused, ExperimentCompleted:
 		default:
-			pr.add("status", "must be running, paused or completed")
+			pr.Add("status", "must be running, paused or completed")
 		}
 	}
-	if in.GoalEventKey != nil && !keyPattern.MatchString(*in.GoalEventKey) {
-		pr.add("goal_event_key", keyRule)
+	if in.GoalEventKey != nil && !limits.ValidKey(*in.GoalEventKey) {
+		pr.Add("goal_event_key", keyRule)
 	}
 	var name string
 	if in.Name != nil {
 		if name = strings.TrimSpace(*in.Name); name == "" {
-			pr.add("name", "is required")
+			pr.Add("name", "is required")
 		}
 	}
-	if err := pr.err(); err != nil {
+	if err := pr.Err(); err != nil {
 		return db.Experiment{}, err
 	}
 	e, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Experiment, error) {

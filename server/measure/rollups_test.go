@@ -1,4 +1,4 @@
-package core_test
+package measure_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/internal/testenv"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 // Rows are folded into the rollups exactly once, whoever folds them:
@@ -23,14 +23,14 @@ import (
 func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc, pool, env := seeded(t, core.Config{})
+	svc, pool, env := seeded(t, measure.Config{})
 	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
 
 	folderCtx, stopFolder := context.WithCancel(ctx)
 	folderDone := make(chan struct{})
 	go func() {
 		defer close(folderDone)
-		svc.RunRollupFolder(folderCtx, core.FolderConfig{Interval: time.Millisecond, MaxBacklog: 1})
+		svc.RunRollupFolder(folderCtx, measure.FolderConfig{Interval: time.Millisecond, MaxBacklog: 1})
 	}()
 
 	const writers, batches, size = 4, 10, 50
@@ -41,10 +41,10 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for b := 0; b < batches; b++ {
-				items := make([]core.ImpressionInput, size)
+				items := make([]measure.ImpressionInput, size)
 				for i := range items {
 					user := fmt.Sprintf("u%d-%d", w, i) // the same users in every batch of a writer
-					items[i] = core.ImpressionInput{FlagKey: "f", UserID: &user, Value: "true"}
+					items[i] = measure.ImpressionInput{FlagKey: "f", UserID: &user, Value: "true"}
 				}
 				if err := svc.IngestImpressions(ctx, admin, env, items); err != nil {
 					t.Error(err)
@@ -96,13 +96,13 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 func TestRollupFolderFoldsWhenIdle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc, pool, env := seeded(t, core.Config{})
+	svc, pool, env := seeded(t, measure.Config{})
 	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
 	user := "u1"
-	if err := svc.IngestImpressions(ctx, sdk, env, []core.ImpressionInput{{FlagKey: "f", UserID: &user, Value: "true"}}); err != nil {
+	if err := svc.IngestImpressions(ctx, sdk, env, []measure.ImpressionInput{{FlagKey: "f", UserID: &user, Value: "true"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.IngestEvents(ctx, sdk, env, []core.GoalEventInput{{EventKey: "buy", UserID: &user}}); err != nil {
+	if err := svc.IngestEvents(ctx, sdk, env, []measure.GoalEventInput{{EventKey: "buy", UserID: &user}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -111,7 +111,7 @@ func TestRollupFolderFoldsWhenIdle(t *testing.T) {
 	folderDone := make(chan struct{})
 	go func() {
 		defer close(folderDone)
-		svc.RunRollupFolder(folderCtx, core.FolderConfig{Interval: 5 * time.Millisecond, MaxBacklog: 1 << 40})
+		svc.RunRollupFolder(folderCtx, measure.FolderConfig{Interval: 5 * time.Millisecond, MaxBacklog: 1 << 40})
 	}()
 	defer func() { stopFolder(); <-folderDone }()
 	const folded = `SELECT (SELECT count(*) FROM impression_daily) + (SELECT count(*) FROM goal_event_keys)`
@@ -136,14 +136,14 @@ func TestRollupFolderFoldsWhenIdle(t *testing.T) {
 func TestIngestIntoMissingEnvironment(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := core.New(testenv.Pool(t), core.Config{})
+	svc := measure.New(testenv.Pool(t), measure.Config{})
 	gone := uuid.New()
 	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: gone}
-	err := svc.IngestImpressions(ctx, sdk, gone, []core.ImpressionInput{{FlagKey: "f", Value: "true"}})
+	err := svc.IngestImpressions(ctx, sdk, gone, []measure.ImpressionInput{{FlagKey: "f", Value: "true"}})
 	if apperr.KindOf(err) != apperr.NotFound {
 		t.Errorf("impressions: err = %v, want NotFound", err)
 	}
-	err = svc.IngestEvents(ctx, sdk, gone, []core.GoalEventInput{{EventKey: "buy"}})
+	err = svc.IngestEvents(ctx, sdk, gone, []measure.GoalEventInput{{EventKey: "buy"}})
 	if apperr.KindOf(err) != apperr.NotFound {
 		t.Errorf("goal events: err = %v, want NotFound", err)
 	}

@@ -1,4 +1,4 @@
-package core
+package measure
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/limits"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -30,9 +31,6 @@ const (
 	defaultExposureDays = 14
 	maxExposureDays     = 90
 )
-
-// maxKeyLen is the longest flag or event key (spec, Limits).
-const maxKeyLen = 100
 
 // ErrBatchTooLarge refuses a batch of more than MaxBatchItems items (413).
 var ErrBatchTooLarge = apperr.Ef(apperr.TooLarge, "a batch holds at most %d items", MaxBatchItems)
@@ -171,7 +169,7 @@ func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UU
 	switch {
 	case flagKey == nil || *flagKey == "":
 		return Exposure{}, apperr.Field("flag_key", "is required")
-	case len(*flagKey) > maxKeyLen:
+	case len(*flagKey) > limits.MaxKeyLen:
 		return Exposure{}, apperr.Field("flag_key", "must be at most 100 characters")
 	}
 	n := clamp(days, defaultExposureDays, 1, maxExposureDays)
@@ -205,5 +203,3 @@ func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UU
 	})
 	return out, store.AdaptError(err)
 }
-
-// clamp (in audit.go) limits the list parameters.

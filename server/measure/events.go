@@ -1,4 +1,4 @@
-package core
+package measure
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/limits"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -35,7 +36,7 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 	now := s.now().UTC().Truncate(time.Microsecond)
 	rows := make([]db.CopyGoalEventsParams, 0, len(items))
 	for _, it := range items {
-		if it.EventKey == "" || utf8.RuneCountInString(it.EventKey) > maxKeyLen {
+		if it.EventKey == "" || utf8.RuneCountInString(it.EventKey) > limits.MaxKeyLen {
 			continue
 		}
 		at := now

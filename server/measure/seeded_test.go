@@ -1,0 +1,30 @@
+package measure_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/internal/testenv"
+	"github.com/switchyard/switchyard/server/measure"
+)
+
+// seeded returns a measurement service on a fresh database holding the
+// first-boot seed (written by core, as at start-up), and the id of its
+// Production environment.
+func seeded(t *testing.T, cfg measure.Config) (*measure.Service, *pgxpool.Pool, uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	pool := testenv.Pool(t)
+	if err := core.New(pool, core.Config{}).Seed(ctx, core.SeedConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	var env uuid.UUID
+	if err := pool.QueryRow(ctx, `SELECT id FROM environments WHERE slug = 'production'`).Scan(&env); err != nil {
+		t.Fatal(err)
+	}
+	return measure.New(pool, cfg), pool, env
+}

@@ -1,0 +1,45 @@
+// Package measure is Switchyard's measurement: impressions, goal events,
+// their rollups and folding, exposure, experiments and retention. It stands
+// beside core, which keeps the control plane (identity, flags, segments,
+// governance); both ask server/access who may do what.
+package measure
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Service runs the measurement operations against the database.
+type Service struct {
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// Config holds a Service's optional settings; its zero value works.
+type Config struct {
+	Logger *slog.Logger     // discarded when nil
+	Now    func() time.Time // the clock (exposure days, retention); time.Now when nil
+}
+
+// New returns a Service on pool.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// clamp limits a list parameter to lo..hi, def when absent.
+func clamp(v *int32, def, lo, hi int32) int32 {
+	if v == nil {
+		return def
+	}
+	return min(max(*v, lo), hi)
+}
