@@ -87,3 +87,41 @@ func (r iteratorForCopyImpressions) Err() error {
 func (q *Queries) CopyImpressions(ctx context.Context, arg []CopyImpressionsParams) (int64, error) {
 	return q.db.CopyFrom(ctx, []string{"impressions"}, []string{"environment_id", "flag_key", "user_id", "value", "context", "evaluated_at"}, &iteratorForCopyImpressions{rows: arg})
 }
+
+// iteratorForCopySummaries implements pgx.CopyFromSource.
+type iteratorForCopySummaries struct {
+	rows                 []CopySummariesParams
+	skippedFirstNextCall bool
+}
+
+func (r *iteratorForCopySummaries) Next() bool {
+	if len(r.rows) == 0 {
+		return false
+	}
+	if !r.skippedFirstNextCall {
+		r.skippedFirstNextCall = true
+		return true
+	}
+	r.rows = r.rows[1:]
+	return len(r.rows) > 0
+}
+
+func (r iteratorForCopySummaries) Values() ([]interface{}, error) {
+	return []interface{}{
+		r.rows[0].EnvironmentID,
+		r.rows[0].FlagKey,
+		r.rows[0].Value,
+		r.rows[0].Count,
+		r.rows[0].StartAt,
+		r.rows[0].EndAt,
+	}, nil
+}
+
+func (r iteratorForCopySummaries) Err() error {
+	return nil
+}
+
+// Evaluation summaries (extensions.md section 3; migrations/00010).
+func (q *Queries) CopySummaries(ctx context.Context, arg []CopySummariesParams) (int64, error) {
+	return q.db.CopyFrom(ctx, []string{"impression_summaries"}, []string{"environment_id", "flag_key", "value", "count", "start_at", "end_at"}, &iteratorForCopySummaries{rows: arg})
+}

@@ -80,6 +80,14 @@ type Environment struct {
 	CreatedAt       time.Time
 }
 
+type EvaluationHour struct {
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	Hour          time.Time
+	Value         string
+	Evaluations   int64
+}
+
 type Experiment struct {
 	ID             uuid.UUID
 	EnvironmentID  uuid.UUID
@@ -159,6 +167,7 @@ type ImpressionDaily struct {
 	Value         string
 	Impressions   int64
 	LastSeen      time.Time
+	Summarized    int64
 }
 
 type ImpressionExposure struct {
@@ -173,6 +182,17 @@ type ImpressionFlagUser struct {
 	EnvironmentID uuid.UUID
 	FlagKey       string
 	Users         int64
+}
+
+type ImpressionSummary struct {
+	ID            int64
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	Value         string
+	Count         int64
+	StartAt       time.Time
+	EndAt         time.Time
+	ReceivedAt    time.Time
 }
 
 type ImpressionVariantUser struct {

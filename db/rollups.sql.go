@@ -11,12 +11,14 @@ import (
 
 const getIngestHighWater = `-- name: GetIngestHighWater :one
 SELECT (SELECT coalesce(max(id), 0) FROM impressions)::bigint AS impressions,
-       (SELECT coalesce(max(id), 0) FROM goal_events)::bigint AS events
+       (SELECT coalesce(max(id), 0) FROM goal_events)::bigint AS events,
+       (SELECT coalesce(max(id), 0) FROM impression_summaries)::bigint AS summaries
 `
 
 type GetIngestHighWaterRow struct {
 	Impressions int64
 	Events      int64
+	Summaries   int64
 }
 
 // The largest committed ids. Read after LockIngestExclusive, in a later
@@ -24,24 +26,26 @@ type GetIngestHighWaterRow struct {
 func (q *Queries) GetIngestHighWater(ctx context.Context) (GetIngestHighWaterRow, error) {
 	row := q.db.QueryRow(ctx, getIngestHighWater)
 	var i GetIngestHighWaterRow
-	err := row.Scan(&i.Impressions, &i.Events)
+	err := row.Scan(&i.Impressions, &i.Events, &i.Summaries)
 	return i, err
 }
 
 const getRollupWatermarks = `-- name: GetRollupWatermarks :one
 SELECT (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions')::bigint AS impressions,
-       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events')::bigint AS events
+       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events')::bigint AS events,
+       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'summaries')::bigint AS summaries
 `
 
 type GetRollupWatermarksRow struct {
 	Impressions int64
 	Events      int64
+	Summaries   int64
 }
 
 func (q *Queries) GetRollupWatermarks(ctx context.Context) (GetRollupWatermarksRow, error) {
 	row := q.db.QueryRow(ctx, getRollupWatermarks)
 	var i GetRollupWatermarksRow
-	err := row.Scan(&i.Impressions, &i.Events)
+	err := row.Scan(&i.Impressions, &i.Events, &i.Summaries)
 	return i, err
 }
 

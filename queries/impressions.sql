@@ -24,6 +24,14 @@ WITH batch AS (
     ON CONFLICT (environment_id, flag_key, day, md5(value)) DO UPDATE
     SET impressions = d.impressions + excluded.impressions,
         last_seen = greatest(d.last_seen, excluded.last_seen)
+), hours AS (
+    INSERT INTO evaluation_hours AS h (environment_id, flag_key, hour, value, evaluations)
+    SELECT environment_id, flag_key, date_bin('1 hour', at, timestamptz '2000-01-01 00:00:00+00'), value, count(*)
+    FROM batch
+    GROUP BY 1, 2, 3, value
+    ORDER BY 1, 2, 3, md5(value)
+    ON CONFLICT (environment_id, flag_key, hour, md5(value)) DO UPDATE
+    SET evaluations = h.evaluations + excluded.evaluations
 ), variant_users AS (
     INSERT INTO impression_variant_users AS v (environment_id, flag_key, value, user_id, first_at)
     SELECT environment_id, flag_key, value, user_id, min(at)
@@ -75,7 +83,8 @@ WHERE environment_id = @environment_id
 
 -- name: CountImpressionsFromDaily :one
 -- The list total without a user_id filter: the daily rollup holds exactly
--- the raw rows' counts (same transaction at ingest, day-aligned retention).
+-- the raw rows' counts (same transaction at ingest, day-aligned retention);
+-- summaries are not impressions and stay out of it.
 SELECT coalesce(sum(impressions), 0)::bigint FROM impression_daily
 WHERE environment_id = @environment_id
   AND (sqlc.narg(flag_key)::text IS NULL OR flag_key = sqlc.narg(flag_key))
@@ -89,10 +98,11 @@ SELECT d.flag_key,
        coalesce(u.users, 0)::bigint AS unique_users,
        d.last_seen::timestamptz AS last_seen
 FROM (
+    -- Summaries count wherever evaluations are counted (extensions.md).
     SELECT flag_key,
-           sum(impressions) AS total,
-           coalesce(sum(impressions) FILTER (WHERE value = 'true'), 0) AS true_count,
-           coalesce(sum(impressions) FILTER (WHERE value = 'false'), 0) AS false_count,
+           sum(impressions + summarized) AS total,
+           coalesce(sum(impressions + summarized) FILTER (WHERE value = 'true'), 0) AS true_count,
+           coalesce(sum(impressions + summarized) FILTER (WHERE value = 'false'), 0) AS false_count,
            max(last_seen) AS last_seen
     FROM impression_daily dd
     WHERE dd.environment_id = @environment_id
@@ -106,7 +116,7 @@ SELECT d.value,
        d.impressions::bigint AS impressions,
        coalesce(v.users, 0)::bigint AS unique_users
 FROM (
-    SELECT dd.value, sum(dd.impressions) AS impressions
+    SELECT dd.value, sum(dd.impressions + dd.summarized) AS impressions
     FROM impression_daily dd
     WHERE dd.environment_id = @environment_id AND dd.flag_key = @flag_key
     GROUP BY dd.value
@@ -120,7 +130,7 @@ LEFT JOIN (
 ORDER BY d.value;
 
 -- name: ListExposureTimeline :many
-SELECT day, value, impressions FROM impression_daily
+SELECT day, value, (impressions + summarized)::bigint AS impressions FROM impression_daily
 WHERE environment_id = @environment_id AND flag_key = @flag_key AND day >= @first_day
 ORDER BY day, value;
 

@@ -13,11 +13,13 @@ SELECT pg_advisory_xact_lock(7313092251183417002);
 -- The largest committed ids. Read after LockIngestExclusive, in a later
 -- statement (a new snapshot), every ingest with a smaller id has committed.
 SELECT (SELECT coalesce(max(id), 0) FROM impressions)::bigint AS impressions,
-       (SELECT coalesce(max(id), 0) FROM goal_events)::bigint AS events;
+       (SELECT coalesce(max(id), 0) FROM goal_events)::bigint AS events,
+       (SELECT coalesce(max(id), 0) FROM impression_summaries)::bigint AS summaries;
 
 -- name: GetRollupWatermarks :one
 SELECT (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions')::bigint AS impressions,
-       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events')::bigint AS events;
+       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events')::bigint AS events,
+       (SELECT folded_through FROM rollup_watermarks WHERE kind = 'summaries')::bigint AS summaries;
 
 -- name: LockRollupWatermark :one
 -- Serialises folding of one kind (and the reads that fold first) across

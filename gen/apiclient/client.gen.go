@@ -138,6 +138,30 @@ func (e FlagDiffEntryStatus) Valid() bool {
 	}
 }
 
+// Defines values for FlagStatusStatus.
+const (
+	Active   FlagStatusStatus = "active"
+	Inactive FlagStatusStatus = "inactive"
+	Launched FlagStatusStatus = "launched"
+	New      FlagStatusStatus = "new"
+)
+
+// Valid indicates whether the value is a known member of the FlagStatusStatus enum.
+func (e FlagStatusStatus) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Inactive:
+		return true
+	case Launched:
+		return true
+	case New:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FlagType.
 const (
 	FlagTypeBoolean FlagType = "boolean"
@@ -765,6 +789,29 @@ type FlagInput = json.RawMessage
 // must equal the flag's key.
 type FlagPatch = json.RawMessage
 
+// FlagStatus defines model for FlagStatus.
+type FlagStatus struct {
+	// Evaluations7d Evaluations in the rolling 168 hours before the request.
+	Evaluations7d int64  `json:"evaluations_7d"`
+	FlagKey       string `json:"flag_key"`
+
+	// LastEvaluatedAt The latest evaluation ever recorded (within retention); null when none.
+	LastEvaluatedAt *time.Time       `json:"last_evaluated_at"`
+	Status          FlagStatusStatus `json:"status"`
+
+	// Values7d Those evaluations per value, ordered by value.
+	Values7d []FlagStatusValue `json:"values_7d"`
+}
+
+// FlagStatusStatus defines model for FlagStatus.Status.
+type FlagStatusStatus string
+
+// FlagStatusValue defines model for FlagStatusValue.
+type FlagStatusValue struct {
+	Count int64  `json:"count"`
+	Value string `json:"value"`
+}
+
 // FlagType defines model for FlagType.
 type FlagType string
 
@@ -1127,6 +1174,22 @@ type StreamUpdate struct {
 // StreamUpdateType defines model for StreamUpdate.Type.
 type StreamUpdateType string
 
+// SummaryBatch Up to 500 summaries. The server checks the rows itself and skips those that break a rule.
+type SummaryBatch = json.RawMessage
+
+// SummaryInput defines model for SummaryInput.
+type SummaryInput struct {
+	Count int64 `json:"count"`
+
+	// End Not before start. The summary counts at this instant.
+	End     time.Time `json:"end"`
+	FlagKey string    `json:"flag_key"`
+	Start   time.Time `json:"start"`
+
+	// Value The evaluated value, rendered as an impression's value is.
+	Value string `json:"value"`
+}
+
 // TargetingRule A rule matches when every condition holds: the top-level one (attribute, operator and at
 // least one value, present when attribute is not empty) and each entry of conditions; with
 // segment_key the user must also be in the segment. A rule needs at least one condition or
@@ -1432,6 +1495,9 @@ type CreateScheduledChangeJSONRequestBody = ScheduledChangeInput
 
 // IngestImpressionsJSONRequestBody defines body for IngestImpressions for application/json ContentType.
 type IngestImpressionsJSONRequestBody = ImpressionBatch
+
+// IngestSummariesJSONRequestBody defines body for IngestSummaries for application/json ContentType.
+type IngestSummariesJSONRequestBody = SummaryBatch
 
 // CreateIntegrationJSONRequestBody defines body for CreateIntegration for application/json ContentType.
 type CreateIntegrationJSONRequestBody = ChatIntegrationInput
@@ -2000,6 +2066,22 @@ type ClientInterface interface {
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 	GetExperimentResults(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListFlagStatus Which flags are still evaluated, and which can leave the code
+	//
+	// Any user who can read the flags, or a server SDK key of this environment; client keys
+	// get 403. One entry per flag of the environment, archived ones included, ordered by key.
+	// Evaluations are impressions plus summaries of the flag's key (a summary counts at its
+	// `end`); "the last 7 days" is the rolling 168 hours before the request.
+	//
+	// - `new`: created less than 7 days ago and never evaluated;
+	// - `inactive`: not evaluated in the last 7 days (and not `new`);
+	// - `launched`: evaluated in the last 7 days, always with the same value, and the flag
+	//   has not changed for 7 days: a candidate for removal from code;
+	// - `active`: otherwise.
+	//
+	// Corresponds with GET /api/environments/{env_id}/flag-status (the `ListFlagStatus` operationId).
+	ListFlagStatus(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListFlags List the flags of an environment
 	//
 	// Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -2278,6 +2360,52 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/environments/{env_id}/impressions/stats (the `GetImpressionStats` operationId).
 	GetImpressionStats(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IngestSummariesWithBody Report evaluation counts not reported one by one (SDK key allowed)
+	//
+	// Who may report impressions may report summaries: the server and client SDK keys of
+	// this environment, and any credential that may read it. Browsers may call it from any
+	// origin (CORS).
+	//
+	// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+	// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+	// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+	// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+	// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+	// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+	//
+	// Summaries count wherever evaluations are counted, at their `end`: impression stats
+	// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+	// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+	// first exposures, experiment results or the impression list.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+	IngestSummariesWithBody(ctx context.Context, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IngestSummaries Report evaluation counts not reported one by one (SDK key allowed)
+	//
+	// Who may report impressions may report summaries: the server and client SDK keys of
+	// this environment, and any credential that may read it. Browsers may call it from any
+	// origin (CORS).
+	//
+	// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+	// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+	// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+	// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+	// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+	// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+	//
+	// Summaries count wherever evaluations are counted, at their `end`: impression stats
+	// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+	// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+	// first exposures, experiment results or the impression list.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+	IngestSummaries(ctx context.Context, envId EnvId, body IngestSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListIntegrations List chat integrations (project admin)
 	//
@@ -3609,6 +3737,32 @@ func (c *Client) GetExperimentResults(ctx context.Context, envId EnvId, key Expe
 	return c.Client.Do(req)
 }
 
+// ListFlagStatus Which flags are still evaluated, and which can leave the code
+//
+// Any user who can read the flags, or a server SDK key of this environment; client keys
+// get 403. One entry per flag of the environment, archived ones included, ordered by key.
+// Evaluations are impressions plus summaries of the flag's key (a summary counts at its
+// `end`); "the last 7 days" is the rolling 168 hours before the request.
+//
+//   - `new`: created less than 7 days ago and never evaluated;
+//   - `inactive`: not evaluated in the last 7 days (and not `new`);
+//   - `launched`: evaluated in the last 7 days, always with the same value, and the flag
+//     has not changed for 7 days: a candidate for removal from code;
+//   - `active`: otherwise.
+//
+// Corresponds with GET /api/environments/{env_id}/flag-status (the `ListFlagStatus` operationId).
+func (c *Client) ListFlagStatus(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFlagStatusRequest(c.Server, envId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListFlags List the flags of an environment
 //
 // Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -4078,6 +4232,72 @@ func (c *Client) GetExposure(ctx context.Context, envId EnvId, params *GetExposu
 // Corresponds with GET /api/environments/{env_id}/impressions/stats (the `GetImpressionStats` operationId).
 func (c *Client) GetImpressionStats(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetImpressionStatsRequest(c.Server, envId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IngestSummariesWithBody Report evaluation counts not reported one by one (SDK key allowed)
+//
+// Who may report impressions may report summaries: the server and client SDK keys of
+// this environment, and any credential that may read it. Browsers may call it from any
+// origin (CORS).
+//
+// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+//
+// Summaries count wherever evaluations are counted, at their `end`: impression stats
+// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+// first exposures, experiment results or the impression list.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+func (c *Client) IngestSummariesWithBody(ctx context.Context, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIngestSummariesRequestWithBody(c.Server, envId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IngestSummaries Report evaluation counts not reported one by one (SDK key allowed)
+//
+// Who may report impressions may report summaries: the server and client SDK keys of
+// this environment, and any credential that may read it. Browsers may call it from any
+// origin (CORS).
+//
+// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+//
+// Summaries count wherever evaluations are counted, at their `end`: impression stats
+// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+// first exposures, experiment results or the impression list.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+func (c *Client) IngestSummaries(ctx context.Context, envId EnvId, body IngestSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIngestSummariesRequest(c.Server, envId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6387,6 +6607,40 @@ func NewGetExperimentResultsRequest(server string, envId EnvId, key ExperimentKe
 	return req, nil
 }
 
+// NewListFlagStatusRequest constructs an http.Request for the ListFlagStatus method
+func NewListFlagStatusRequest(server string, envId EnvId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/flag-status", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListFlagsRequest constructs an http.Request for the ListFlags method
 func NewListFlagsRequest(server string, envId EnvId, params *ListFlagsParams) (*http.Request, error) {
 	var err error
@@ -7144,6 +7398,53 @@ func NewGetImpressionStatsRequest(server string, envId EnvId) (*http.Request, er
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewIngestSummariesRequest calls the generic IngestSummaries builder with application/json body
+func NewIngestSummariesRequest(server string, envId EnvId, body IngestSummariesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewIngestSummariesRequestWithBody(server, envId, "application/json", bodyReader)
+}
+
+// NewIngestSummariesRequestWithBody constructs an http.Request for the IngestSummaries method, with any body, and a specified content type
+func NewIngestSummariesRequestWithBody(server string, envId EnvId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/impressions/summaries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -9703,6 +10004,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 	GetExperimentResultsWithResponse(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*GetExperimentResultsResponse, error)
 
+	// ListFlagStatusWithResponse Which flags are still evaluated, and which can leave the code
+	//
+	// Any user who can read the flags, or a server SDK key of this environment; client keys
+	// get 403. One entry per flag of the environment, archived ones included, ordered by key.
+	// Evaluations are impressions plus summaries of the flag's key (a summary counts at its
+	// `end`); "the last 7 days" is the rolling 168 hours before the request.
+	//
+	// - `new`: created less than 7 days ago and never evaluated;
+	// - `inactive`: not evaluated in the last 7 days (and not `new`);
+	// - `launched`: evaluated in the last 7 days, always with the same value, and the flag
+	//   has not changed for 7 days: a candidate for removal from code;
+	// - `active`: otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/environments/{env_id}/flag-status (the `ListFlagStatus` operationId).
+	ListFlagStatusWithResponse(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*ListFlagStatusResponse, error)
+
 	// ListFlagsWithResponse List the flags of an environment
 	//
 	// Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -9999,6 +10318,52 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/environments/{env_id}/impressions/stats (the `GetImpressionStats` operationId).
 	GetImpressionStatsWithResponse(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*GetImpressionStatsResponse, error)
+
+	// IngestSummariesWithBodyWithResponse Report evaluation counts not reported one by one (SDK key allowed)
+	//
+	// Who may report impressions may report summaries: the server and client SDK keys of
+	// this environment, and any credential that may read it. Browsers may call it from any
+	// origin (CORS).
+	//
+	// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+	// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+	// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+	// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+	// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+	// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+	//
+	// Summaries count wherever evaluations are counted, at their `end`: impression stats
+	// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+	// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+	// first exposures, experiment results or the impression list.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+	IngestSummariesWithBodyWithResponse(ctx context.Context, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IngestSummariesResponse, error)
+
+	// IngestSummariesWithResponse Report evaluation counts not reported one by one (SDK key allowed)
+	//
+	// Who may report impressions may report summaries: the server and client SDK keys of
+	// this environment, and any credential that may read it. Browsers may call it from any
+	// origin (CORS).
+	//
+	// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+	// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+	// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+	// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+	// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+	// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+	//
+	// Summaries count wherever evaluations are counted, at their `end`: impression stats
+	// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+	// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+	// first exposures, experiment results or the impression list.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+	IngestSummariesWithResponse(ctx context.Context, envId EnvId, body IngestSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestSummariesResponse, error)
 
 	// ListIntegrationsWithResponse List chat integrations (project admin)
 	//
@@ -12095,6 +12460,68 @@ func (r GetExperimentResultsResponse) ContentType() string {
 	return ""
 }
 
+type ListFlagStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]FlagStatus
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFlagStatusResponse) GetJSON200() *[]FlagStatus {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListFlagStatusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListFlagStatusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListFlagStatusResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFlagStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFlagStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFlagStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFlagStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListFlagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13118,6 +13545,75 @@ func (r GetImpressionStatsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetImpressionStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type IngestSummariesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IngestSummariesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IngestSummariesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IngestSummariesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r IngestSummariesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r IngestSummariesResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r IngestSummariesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IngestSummariesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IngestSummariesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IngestSummariesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17093,6 +17589,30 @@ func (c *ClientWithResponses) GetExperimentResultsWithResponse(ctx context.Conte
 	return ParseGetExperimentResultsResponse(rsp)
 }
 
+// ListFlagStatusWithResponse Which flags are still evaluated, and which can leave the code
+//
+// Any user who can read the flags, or a server SDK key of this environment; client keys
+// get 403. One entry per flag of the environment, archived ones included, ordered by key.
+// Evaluations are impressions plus summaries of the flag's key (a summary counts at its
+// `end`); "the last 7 days" is the rolling 168 hours before the request.
+//
+//   - `new`: created less than 7 days ago and never evaluated;
+//   - `inactive`: not evaluated in the last 7 days (and not `new`);
+//   - `launched`: evaluated in the last 7 days, always with the same value, and the flag
+//     has not changed for 7 days: a candidate for removal from code;
+//   - `active`: otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/environments/{env_id}/flag-status (the `ListFlagStatus` operationId).
+func (c *ClientWithResponses) ListFlagStatusWithResponse(ctx context.Context, envId EnvId, reqEditors ...RequestEditorFn) (*ListFlagStatusResponse, error) {
+	rsp, err := c.ListFlagStatus(ctx, envId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFlagStatusResponse(rsp)
+}
+
 // ListFlagsWithResponse List the flags of an environment
 //
 // Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -17508,6 +18028,64 @@ func (c *ClientWithResponses) GetImpressionStatsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetImpressionStatsResponse(rsp)
+}
+
+// IngestSummariesWithBodyWithResponse Report evaluation counts not reported one by one (SDK key allowed)
+//
+// Who may report impressions may report summaries: the server and client SDK keys of
+// this environment, and any credential that may read it. Browsers may call it from any
+// origin (CORS).
+//
+// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+//
+// Summaries count wherever evaluations are counted, at their `end`: impression stats
+// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+// first exposures, experiment results or the impression list.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+func (c *ClientWithResponses) IngestSummariesWithBodyWithResponse(ctx context.Context, envId EnvId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IngestSummariesResponse, error) {
+	rsp, err := c.IngestSummariesWithBody(ctx, envId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIngestSummariesResponse(rsp)
+}
+
+// IngestSummariesWithResponse Report evaluation counts not reported one by one (SDK key allowed)
+//
+// Who may report impressions may report summaries: the server and client SDK keys of
+// this environment, and any credential that may read it. Browsers may call it from any
+// origin (CORS).
+//
+// Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+// `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+// and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+// an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+// with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+// counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+//
+// Summaries count wherever evaluations are counted, at their `end`: impression stats
+// (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+// `variants[].impressions`, the timeline) and flag status. They never change user counts,
+// first exposures, experiment results or the impression list.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/impressions/summaries (the `IngestSummaries` operationId).
+func (c *ClientWithResponses) IngestSummariesWithResponse(ctx context.Context, envId EnvId, body IngestSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestSummariesResponse, error) {
+	rsp, err := c.IngestSummaries(ctx, envId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIngestSummariesResponse(rsp)
 }
 
 // ListIntegrationsWithResponse List chat integrations (project admin)
@@ -19793,6 +20371,53 @@ func ParseGetExperimentResultsResponse(rsp *http.Response) (*GetExperimentResult
 	return response, nil
 }
 
+// ParseListFlagStatusResponse parses an HTTP response from a ListFlagStatusWithResponse call
+func ParseListFlagStatusResponse(rsp *http.Response) (*ListFlagStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFlagStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []FlagStatus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListFlagsResponse parses an HTTP response from a ListFlagsWithResponse call
 func ParseListFlagsResponse(rsp *http.Response) (*ListFlagsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20612,6 +21237,63 @@ func ParseGetImpressionStatsResponse(rsp *http.Response) (*GetImpressionStatsRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseIngestSummariesResponse parses an HTTP response from a IngestSummariesWithResponse call
+func ParseIngestSummariesResponse(rsp *http.Response) (*IngestSummariesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IngestSummariesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 

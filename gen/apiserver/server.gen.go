@@ -140,6 +140,30 @@ func (e FlagDiffEntryStatus) Valid() bool {
 	}
 }
 
+// Defines values for FlagStatusStatus.
+const (
+	Active   FlagStatusStatus = "active"
+	Inactive FlagStatusStatus = "inactive"
+	Launched FlagStatusStatus = "launched"
+	New      FlagStatusStatus = "new"
+)
+
+// Valid indicates whether the value is a known member of the FlagStatusStatus enum.
+func (e FlagStatusStatus) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Inactive:
+		return true
+	case Launched:
+		return true
+	case New:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FlagType.
 const (
 	Boolean FlagType = "boolean"
@@ -650,6 +674,29 @@ type FlagInput = json.RawMessage
 // must equal the flag's key.
 type FlagPatch = json.RawMessage
 
+// FlagStatus defines model for FlagStatus.
+type FlagStatus struct {
+	// Evaluations7d Evaluations in the rolling 168 hours before the request.
+	Evaluations7d int64  `json:"evaluations_7d"`
+	FlagKey       string `json:"flag_key"`
+
+	// LastEvaluatedAt The latest evaluation ever recorded (within retention); null when none.
+	LastEvaluatedAt nullable.Nullable[time.Time] `json:"last_evaluated_at"`
+	Status          FlagStatusStatus             `json:"status"`
+
+	// Values7d Those evaluations per value, ordered by value.
+	Values7d []FlagStatusValue `json:"values_7d"`
+}
+
+// FlagStatusStatus defines model for FlagStatus.Status.
+type FlagStatusStatus string
+
+// FlagStatusValue defines model for FlagStatusValue.
+type FlagStatusValue struct {
+	Count int64  `json:"count"`
+	Value string `json:"value"`
+}
+
 // FlagType defines model for FlagType.
 type FlagType string
 
@@ -899,6 +946,22 @@ type SetupRequest struct {
 	Name          string              `json:"name"`
 	Password      string              `json:"password"`
 	WorkspaceName *string             `json:"workspace_name,omitempty"`
+}
+
+// SummaryBatch Up to 500 summaries. The server checks the rows itself and skips those that break a rule.
+type SummaryBatch = json.RawMessage
+
+// SummaryInput defines model for SummaryInput.
+type SummaryInput struct {
+	Count int64 `json:"count"`
+
+	// End Not before start. The summary counts at this instant.
+	End     time.Time `json:"end"`
+	FlagKey string    `json:"flag_key"`
+	Start   time.Time `json:"start"`
+
+	// Value The evaluated value, rendered as an impression's value is.
+	Value string `json:"value"`
 }
 
 // TargetingRule A rule matches when every condition holds: the top-level one (attribute, operator and at
@@ -1178,6 +1241,9 @@ type CreateScheduledChangeJSONRequestBody = ScheduledChangeInput
 // IngestImpressionsJSONRequestBody defines body for IngestImpressions for application/json ContentType.
 type IngestImpressionsJSONRequestBody = ImpressionBatch
 
+// IngestSummariesJSONRequestBody defines body for IngestSummaries for application/json ContentType.
+type IngestSummariesJSONRequestBody = SummaryBatch
+
 // CreateIntegrationJSONRequestBody defines body for CreateIntegration for application/json ContentType.
 type CreateIntegrationJSONRequestBody = ChatIntegrationInput
 
@@ -1285,6 +1351,9 @@ type ServerInterface interface {
 	// GetExperimentResults Results of an experiment
 	// (GET /api/environments/{env_id}/experiments/{key}/results)
 	GetExperimentResults(w http.ResponseWriter, r *http.Request, envId EnvId, key ExperimentKey)
+	// ListFlagStatus Which flags are still evaluated, and which can leave the code
+	// (GET /api/environments/{env_id}/flag-status)
+	ListFlagStatus(w http.ResponseWriter, r *http.Request, envId EnvId)
 	// ListFlags List the flags of an environment
 	// (GET /api/environments/{env_id}/flags)
 	ListFlags(w http.ResponseWriter, r *http.Request, envId EnvId, params ListFlagsParams)
@@ -1327,6 +1396,9 @@ type ServerInterface interface {
 	// GetImpressionStats Per-flag impression statistics
 	// (GET /api/environments/{env_id}/impressions/stats)
 	GetImpressionStats(w http.ResponseWriter, r *http.Request, envId EnvId)
+	// IngestSummaries Report evaluation counts not reported one by one (SDK key allowed)
+	// (POST /api/environments/{env_id}/impressions/summaries)
+	IngestSummaries(w http.ResponseWriter, r *http.Request, envId EnvId)
 	// ListIntegrations List chat integrations (project admin)
 	// (GET /api/environments/{env_id}/integrations)
 	ListIntegrations(w http.ResponseWriter, r *http.Request, envId EnvId)
@@ -1996,6 +2068,32 @@ func (siw *ServerInterfaceWrapper) GetExperimentResults(w http.ResponseWriter, r
 	handler.ServeHTTP(w, r)
 }
 
+// ListFlagStatus operation middleware
+func (siw *ServerInterfaceWrapper) ListFlagStatus(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListFlagStatus(w, r, envId)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListFlags operation middleware
 func (siw *ServerInterfaceWrapper) ListFlags(w http.ResponseWriter, r *http.Request) {
 
@@ -2549,6 +2647,32 @@ func (siw *ServerInterfaceWrapper) GetImpressionStats(w http.ResponseWriter, r *
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetImpressionStats(w, r, envId)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// IngestSummaries operation middleware
+func (siw *ServerInterfaceWrapper) IngestSummaries(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.IngestSummaries(w, r, envId)
 	}))
 
 	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
@@ -4002,9 +4126,13 @@ func HandlerWithOptions(si ServerInterface, options GorillaServerOptions) http.H
 
 	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/impressions", wrapper.IngestImpressions).Methods(http.MethodPost)
 
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/impressions/summaries", wrapper.IngestSummaries).Methods(http.MethodPost)
+
 	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/impressions/stats", wrapper.GetImpressionStats).Methods(http.MethodGet)
 
 	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/impressions/exposure", wrapper.GetExposure).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/flag-status", wrapper.ListFlagStatus).Methods(http.MethodGet)
 
 	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/events", wrapper.IngestEvents).Methods(http.MethodPost)
 
@@ -5475,6 +5603,70 @@ func (response GetExperimentResults404JSONResponse) VisitGetExperimentResultsRes
 	return err
 }
 
+type ListFlagStatusRequestObject struct {
+	EnvId EnvId `json:"env_id"`
+}
+
+type ListFlagStatusResponseObject interface {
+	VisitListFlagStatusResponse(w http.ResponseWriter) error
+}
+
+type ListFlagStatus200JSONResponse []FlagStatus
+
+func (response ListFlagStatus200JSONResponse) VisitListFlagStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFlagStatus401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListFlagStatus401JSONResponse) VisitListFlagStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFlagStatus403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListFlagStatus403JSONResponse) VisitListFlagStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFlagStatus404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListFlagStatus404JSONResponse) VisitListFlagStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListFlagsRequestObject struct {
 	EnvId  EnvId `json:"env_id"`
 	Params ListFlagsParams
@@ -6722,6 +6914,93 @@ func (response GetImpressionStats404JSONResponse) VisitGetImpressionStatsRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IngestSummariesRequestObject struct {
+	EnvId EnvId `json:"env_id"`
+	Body  *IngestSummariesJSONRequestBody
+}
+
+type IngestSummariesResponseObject interface {
+	VisitIngestSummariesResponse(w http.ResponseWriter) error
+}
+
+type IngestSummaries204Response struct {
+}
+
+func (response IngestSummaries204Response) VisitIngestSummariesResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type IngestSummaries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response IngestSummaries400JSONResponse) VisitIngestSummariesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IngestSummaries401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response IngestSummaries401JSONResponse) VisitIngestSummariesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IngestSummaries403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response IngestSummaries403JSONResponse) VisitIngestSummariesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IngestSummaries404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response IngestSummaries404JSONResponse) VisitIngestSummariesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IngestSummaries413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response IngestSummaries413JSONResponse) VisitIngestSummariesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -10316,6 +10595,9 @@ type StrictServerInterface interface {
 	// GetExperimentResults Results of an experiment
 	// (GET /api/environments/{env_id}/experiments/{key}/results)
 	GetExperimentResults(ctx context.Context, request GetExperimentResultsRequestObject) (GetExperimentResultsResponseObject, error)
+	// ListFlagStatus Which flags are still evaluated, and which can leave the code
+	// (GET /api/environments/{env_id}/flag-status)
+	ListFlagStatus(ctx context.Context, request ListFlagStatusRequestObject) (ListFlagStatusResponseObject, error)
 	// ListFlags List the flags of an environment
 	// (GET /api/environments/{env_id}/flags)
 	ListFlags(ctx context.Context, request ListFlagsRequestObject) (ListFlagsResponseObject, error)
@@ -10358,6 +10640,9 @@ type StrictServerInterface interface {
 	// GetImpressionStats Per-flag impression statistics
 	// (GET /api/environments/{env_id}/impressions/stats)
 	GetImpressionStats(ctx context.Context, request GetImpressionStatsRequestObject) (GetImpressionStatsResponseObject, error)
+	// IngestSummaries Report evaluation counts not reported one by one (SDK key allowed)
+	// (POST /api/environments/{env_id}/impressions/summaries)
+	IngestSummaries(ctx context.Context, request IngestSummariesRequestObject) (IngestSummariesResponseObject, error)
 	// ListIntegrations List chat integrations (project admin)
 	// (GET /api/environments/{env_id}/integrations)
 	ListIntegrations(ctx context.Context, request ListIntegrationsRequestObject) (ListIntegrationsResponseObject, error)
@@ -11040,6 +11325,32 @@ func (sh *strictHandler) GetExperimentResults(w http.ResponseWriter, r *http.Req
 	}
 }
 
+// ListFlagStatus operation middleware
+func (sh *strictHandler) ListFlagStatus(w http.ResponseWriter, r *http.Request, envId EnvId) {
+	var request ListFlagStatusRequestObject
+
+	request.EnvId = envId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListFlagStatus(ctx, request.(ListFlagStatusRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListFlagStatus")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListFlagStatusResponseObject); ok {
+		if err := validResponse.VisitListFlagStatusResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListFlags operation middleware
 func (sh *strictHandler) ListFlags(w http.ResponseWriter, r *http.Request, envId EnvId, params ListFlagsParams) {
 	var request ListFlagsRequestObject
@@ -11456,6 +11767,39 @@ func (sh *strictHandler) GetImpressionStats(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetImpressionStatsResponseObject); ok {
 		if err := validResponse.VisitGetImpressionStatsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// IngestSummaries operation middleware
+func (sh *strictHandler) IngestSummaries(w http.ResponseWriter, r *http.Request, envId EnvId) {
+	var request IngestSummariesRequestObject
+
+	request.EnvId = envId
+
+	var body IngestSummariesJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.IngestSummaries(ctx, request.(IngestSummariesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IngestSummaries")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(IngestSummariesResponseObject); ok {
+		if err := validResponse.VisitIngestSummariesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

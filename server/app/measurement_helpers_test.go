@@ -22,7 +22,13 @@ type measEnv struct {
 
 func newMeasEnv(t *testing.T) *measEnv {
 	t.Helper()
-	clock := apptest.NewClock(t0)
+	return newMeasEnvAt(t, t0)
+}
+
+// newMeasEnvAt is newMeasEnv with the server's clock reading now.
+func newMeasEnvAt(t *testing.T, now time.Time) *measEnv {
+	t.Helper()
+	clock := apptest.NewClock(now)
 	s := apptest.Start(t, nil, app.WithClock(clock.Now))
 	_, token := s.User(t, "admin@example.com", "admin")
 	project, envs := s.DefaultProject(t)

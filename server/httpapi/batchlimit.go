@@ -12,7 +12,7 @@ import (
 
 // batchOperations are the ingest operations whose body is an array of at
 // most measure.MaxBatchItems items (spec, Limits: batch size).
-var batchOperations = map[string]bool{"ingestImpressions": true, "ingestEvents": true}
+var batchOperations = map[string]bool{"ingestImpressions": true, "ingestEvents": true, "ingestSummaries": true}
 
 // limitBatch answers 413 to an ingest batch of more than measure.MaxBatchItems
 // items before the body is validated or decoded: it counts the array's

@@ -111,7 +111,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			root.ServeHTTP(w, r)
 		})
 		// Browsers report exposures with a client key (extensions.md, Browsers).
-		root.Path("/api/environments/{env_id}/{ingest:impressions|events}").Handler(ofrep.CORS(apiChain))
+		root.Path("/api/environments/{env_id}/{ingest:impressions|events|impressions/summaries}").Handler(ofrep.CORS(apiChain))
 	}
 	dashboard := newStatic(cfg.PublicDir, errs)
 	// The browsable API reference is a dashboard page that reads

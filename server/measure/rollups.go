@@ -37,6 +37,7 @@ import (
 const (
 	rollupImpressions = "impressions"
 	rollupEvents      = "events"
+	rollupSummaries   = "summaries"
 )
 
 // foldChunk is the widest id range one fold transaction covers: large
@@ -86,7 +87,7 @@ func (s *Service) foldPending(ctx context.Context) error {
 }
 
 // highWater holds the largest committed id per kind.
-type highWater struct{ impressions, events int64 }
+type highWater struct{ impressions, events, summaries int64 }
 
 // ingestBarrier waits until every ingest in flight has committed and
 // returns the largest committed ids; later ingests draw larger ones.
@@ -98,14 +99,17 @@ func (s *Service) ingestBarrier(ctx context.Context) (highWater, error) {
 		// A new statement, so a new snapshot: it sees every ingest the lock
 		// waited for.
 		row, err := q.GetIngestHighWater(ctx)
-		return highWater{impressions: row.Impressions, events: row.Events}, err
+		return highWater{impressions: row.Impressions, events: row.Events, summaries: row.Summaries}, err
 	})
 	return h, store.AdaptError(err)
 }
 
-// foldThrough folds both kinds up to h.
+// foldThrough folds every kind up to h.
 func (s *Service) foldThrough(ctx context.Context, h highWater) error {
 	if err := s.foldKind(ctx, rollupImpressions, h.impressions); err != nil {
+		return err
+	}
+	if err := s.foldKind(ctx, rollupSummaries, h.summaries); err != nil {
 		return err
 	}
 	return s.foldKind(ctx, rollupEvents, h.events)
@@ -123,9 +127,12 @@ func (s *Service) foldKind(ctx context.Context, kind string, through int64) erro
 			}
 			to := min(through, from+foldChunk)
 			p := db.FoldImpressionsParams{AfterID: from, ThroughID: to}
-			if kind == rollupImpressions {
+			switch kind {
+			case rollupImpressions:
 				err = q.FoldImpressions(ctx, p)
-			} else {
+			case rollupSummaries:
+				err = q.FoldSummaries(ctx, db.FoldSummariesParams(p))
+			default:
 				err = q.FoldGoalEvents(ctx, db.FoldGoalEventsParams(p))
 			}
 			if err != nil {
@@ -146,7 +153,7 @@ func (s *Service) foldKind(ctx context.Context, kind string, through int64) erro
 type FolderConfig struct {
 	// Interval between looks at the backlog; 200 ms when 0.
 	Interval time.Duration
-	// MaxBacklog is the number of unfolded rows (of either kind) at which
+	// MaxBacklog is the number of unfolded rows (of any kind) at which
 	// the folder starts folding while ingest goes on; 20,000 when 0. Below
 	// it the folder waits until ingest pauses for an interval. Reads fold on
 	// demand whatever the backlog, so this bounds the work a read may find
@@ -218,8 +225,8 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 	if err != nil {
 		return false, err
 	}
-	now := highWater{impressions: row.Impressions, events: row.Events}
-	backlog := max(now.impressions-marks.Impressions, now.events-marks.Events)
+	now := highWater{impressions: row.Impressions, events: row.Events, summaries: row.Summaries}
+	backlog := max(now.impressions-marks.Impressions, now.events-marks.Events, now.summaries-marks.Summaries)
 	idle := now == *last
 	*last = now
 	switch {
@@ -236,5 +243,6 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 	}
 	h.impressions = min(h.impressions, marks.Impressions+activeChunk)
 	h.events = min(h.events, marks.Events+activeChunk)
+	h.summaries = min(h.summaries, marks.Summaries+activeChunk)
 	return true, s.foldThrough(ctx, h)
 }

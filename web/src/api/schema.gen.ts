@@ -1016,6 +1016,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{env_id}/impressions/summaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report evaluation counts not reported one by one (SDK key allowed)
+         * @description Who may report impressions may report summaries: the server and client SDK keys of
+         *     this environment, and any credential that may read it. Browsers may call it from any
+         *     origin (CORS).
+         *
+         *     Up to 500 rows of `{flag_key, value, count, start, end}`: `count` evaluations of
+         *     `flag_key` that returned `value` (rendered as an impression's value is) between `start`
+         *     and `end`. A row that breaks a rule (a flag key's constraints, `value` a string, `count`
+         *     an integer of at least 1 written without fraction or exponent, `start` and `end` RFC 3339
+         *     with `start` ≤ `end`), or that is not an object, is skipped and the rest of the batch
+         *     counts. The 501st row answers 413; a body that is not a JSON array answers 400.
+         *
+         *     Summaries count wherever evaluations are counted, at their `end`: impression stats
+         *     (`total`, `true_count`, `false_count`, `last_seen`), exposure (`total_impressions`,
+         *     `variants[].impressions`, the timeline) and flag status. They never change user counts,
+         *     first exposures, experiment results or the impression list.
+         */
+        post: operations["ingestSummaries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{env_id}/impressions/stats": {
         parameters: {
             query?: never;
@@ -1059,6 +1095,37 @@ export interface paths {
          *     14, today included).
          */
         get: operations["getExposure"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/flag-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Which flags are still evaluated, and which can leave the code
+         * @description Any user who can read the flags, or a server SDK key of this environment; client keys
+         *     get 403. One entry per flag of the environment, archived ones included, ordered by key.
+         *     Evaluations are impressions plus summaries of the flag's key (a summary counts at its
+         *     `end`); "the last 7 days" is the rolling 168 hours before the request.
+         *
+         *     - `new`: created less than 7 days ago and never evaluated;
+         *     - `inactive`: not evaluated in the last 7 days (and not `new`);
+         *     - `launched`: evaluated in the last 7 days, always with the same value, and the flag
+         *       has not changed for 7 days: a candidate for removal from code;
+         *     - `active`: otherwise.
+         */
+        get: operations["listFlagStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2200,6 +2267,44 @@ export interface components {
             items: components["schemas"]["Impression"][];
             /** Format: int64 */
             total: number;
+        };
+        /** @description Up to 500 summaries. The server checks the rows itself and skips those that break a rule. */
+        SummaryBatch: components["schemas"]["SummaryInput"][];
+        SummaryInput: {
+            flag_key: string;
+            /** @description The evaluated value, rendered as an impression's value is. */
+            value: string;
+            /** Format: int64 */
+            count: number;
+            /** Format: date-time */
+            start: string;
+            /**
+             * Format: date-time
+             * @description Not before start. The summary counts at this instant.
+             */
+            end: string;
+        };
+        FlagStatus: {
+            flag_key: string;
+            /** @enum {string} */
+            status: "new" | "active" | "launched" | "inactive";
+            /**
+             * Format: date-time
+             * @description The latest evaluation ever recorded (within retention); null when none.
+             */
+            last_evaluated_at: string | null;
+            /**
+             * Format: int64
+             * @description Evaluations in the rolling 168 hours before the request.
+             */
+            evaluations_7d: number;
+            /** @description Those evaluations per value, ordered by value. */
+            values_7d: components["schemas"]["FlagStatusValue"][];
+        };
+        FlagStatusValue: {
+            value: string;
+            /** Format: int64 */
+            count: number;
         };
         ImpressionStats: {
             flag_key: string;
@@ -3986,6 +4091,35 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
         };
     };
+    ingestSummaries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SummaryBatch"];
+            };
+        };
+        responses: {
+            /** @description Stored (rows that break a rule skipped). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+        };
+    };
     getImpressionStats: {
         parameters: {
             query?: never;
@@ -4040,6 +4174,31 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+        };
+    };
+    listFlagStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One entry per flag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagStatus"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     ingestEvents: {
