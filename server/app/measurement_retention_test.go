@@ -25,6 +25,10 @@ func TestRetentionPurge(t *testing.T) {
 		imp("f", "u4", "A", t0.Truncate(24*time.Hour).AddDate(0, 0, -90)),
 		imp("f", "u5", "A", t0.Truncate(24*time.Hour).AddDate(0, 0, -90).Add(-time.Microsecond)),
 	})
+	me.mustPost(t, "/impressions/summaries", []any{
+		summary("f", "A", 4, old, old),
+		summary("gone", "x", 9, old.Add(-time.Hour), old),
+	})
 	me.mustPost(t, "/events", []any{
 		goal("buy", "u1", old.Add(time.Hour)),
 		goal("buy", "u1", t0.Add(-time.Minute)),
@@ -47,8 +51,8 @@ func TestRetentionPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Impressions != 4 || res.GoalEvents != 3 || !res.Cutoff.Equal(time.Date(2025, 12, 10, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("purge = %+v, want 4 impressions and 3 goal events before 2025-12-10", res)
+	if res.Impressions != 4 || res.Summaries != 2 || res.GoalEvents != 3 || !res.Cutoff.Equal(time.Date(2025, 12, 10, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("purge = %+v, want 4 impressions, 2 summaries and 3 goal events before 2025-12-10", res)
 	}
 
 	_, raw := me.call(t, "GET", me.path("/impressions/stats"), nil)

@@ -36,7 +36,7 @@ func TestSummariesCountWhereEvaluationsCount(t *testing.T) {
 
 	yesterday := t0.Add(-26 * time.Hour)
 	me.mustPost(t, "/impressions/summaries", []any{
-		summary("f", "true", 5, t0.Add(-2*time.Hour), t0.Add(-time.Hour)),        // the latest evaluation of f
+		summary("f", "true", 5, t0.Add(-2*time.Hour), t0.Add(-time.Hour)),         // the latest evaluation of f
 		summary("f", "false", 3, yesterday.Add(-time.Hour), yesterday),            // counts on yesterday's day
 		summary("g", "x", 4, t0.Add(-50*time.Minute), t0.Add(-40*time.Minute)),    // a flag seen only in summaries
 		summary("f", "true", 1, t0.Add(-90*time.Minute), t0.Add(-90*time.Minute)), // start = end

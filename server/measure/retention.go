@@ -35,6 +35,7 @@ func (c RetentionConfig) withDefaults() RetentionConfig {
 type PurgeResult struct {
 	Cutoff              time.Time
 	Impressions         int64
+	Summaries           int64
 	GoalEvents          int64
 	ExposuresRefreshed  int64 // first exposures recomputed or deleted
 	VariantUsersRefresh int64
@@ -75,6 +76,9 @@ func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeR
 		{"variant users", &res.VariantUsersRefresh, func() (int64, error) {
 			return q.RefreshExpiredVariantUsers(ctx, db.RefreshExpiredVariantUsersParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
 		}},
+		{"summaries", &res.Summaries, func() (int64, error) {
+			return q.DeleteExpiredSummaries(ctx, db.DeleteExpiredSummariesParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+		}},
 		{"goal events", &res.GoalEvents, func() (int64, error) {
 			return q.DeleteExpiredGoalEvents(ctx, db.DeleteExpiredGoalEventsParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
 		}},
@@ -99,6 +103,10 @@ func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeR
 	if _, err := q.DeleteExpiredImpressionDays(ctx, pgtype.Date{Time: cutoff, Valid: true}); err != nil {
 		return res, fmt.Errorf("purge impression days: %w", err)
 	}
+	// Flag status reads the hours of its 168-hour window and no older.
+	if _, err := q.DeleteExpiredEvaluationHours(ctx, s.now().Add(-statusWindow-24*time.Hour)); err != nil {
+		return res, fmt.Errorf("purge evaluation hours: %w", err)
+	}
 	if _, err := q.DeleteEmptyFlagUsers(ctx); err != nil {
 		return res, fmt.Errorf("purge flag user counters: %w", err)
 	}
@@ -121,7 +129,7 @@ func (s *Service) RunRetention(ctx context.Context, cfg RetentionConfig) {
 		case err != nil && !errors.Is(err, context.Canceled):
 			s.logger.Error("retention purge failed", "err", err.Error())
 		case err == nil && res.Impressions+res.GoalEvents > 0:
-			s.logger.Info("retention purge", "cutoff", res.Cutoff, "impressions", res.Impressions, "goal_events", res.GoalEvents)
+			s.logger.Info("retention purge", "cutoff", res.Cutoff, "impressions", res.Impressions, "summaries", res.Summaries, "goal_events", res.GoalEvents)
 		}
 		select {
 		case <-ctx.Done():
