@@ -251,14 +251,16 @@ func (q *Queue) nudge() {
 	}
 }
 
-// Counters returns the cumulative counts.
+// Counters returns the cumulative counts. The outcomes are read before the
+// totals, so a total is never less than its outcomes.
 func (q *Queue) Counters() Counters {
-	return Counters{
-		Sent: q.c.sent.Load(), Dropped: q.c.dropped.Load(),
-		Impressions: q.c.impressions.Load(), ImpressionsSent: q.c.impSent.Load(), ImpressionsDropped: q.c.impDropped.Load(),
-		Summarised: q.c.summarised.Load(), SummarisedSent: q.c.sumSent.Load(), SummarisedDropped: q.c.sumDropped.Load(),
-		SummaryRowsSent: q.c.summaryRowsSent.Load(),
-	}
+	var c Counters
+	c.ImpressionsSent, c.ImpressionsDropped = q.c.impSent.Load(), q.c.impDropped.Load()
+	c.SummarisedSent, c.SummarisedDropped = q.c.sumSent.Load(), q.c.sumDropped.Load()
+	c.SummaryRowsSent = q.c.summaryRowsSent.Load()
+	c.Sent, c.Dropped = q.c.sent.Load(), q.c.dropped.Load()
+	c.Impressions, c.Summarised = q.c.impressions.Load(), q.c.summarised.Load()
+	return c
 }
 
 // Dropped counts impressions and goal events dropped: queue full, or a
