@@ -56,7 +56,7 @@ var testFlags = []string{
 	  "variants":[{"weight":1,"value":"red"},{"weight":1,"value":"green"},{"weight":1,"value":"blue"}],"version":1}`,
 }
 
-func newFakeServer(t *testing.T, flags []string) *fakeServer {
+func newFakeServer(t testing.TB, flags []string) *fakeServer {
 	t.Helper()
 	s := &fakeServer{}
 	mux := http.NewServeMux()
@@ -460,4 +460,33 @@ func TestWithoutImpressionsReportsNothing(t *testing.T) {
 	if len(imps)+len(sums) != 0 || c.Stats().Evaluations != 0 {
 		t.Errorf("%d impressions and %d summaries with impressions off", len(imps), len(sums))
 	}
+}
+
+// BenchmarkEvaluateAndReport measures an evaluation with its report: a
+// remembered triple (a summary count) and the first of each (an impression).
+func BenchmarkEvaluateAndReport(b *testing.B) {
+	s := newFakeServer(b, testFlags)
+	c, err := sdkgo.New(context.Background(), "sk_live_test", sdkgo.WithBaseURL(s.URL), sdkgo.WithEvents(time.Hour, 10_000_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	users := make([]string, 1<<16)
+	for i := range users {
+		users[i] = fmt.Sprint("user-", i)
+	}
+	b.Run("summarised", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				c.Bool("checkout", "user-1", nil, false)
+			}
+		})
+	})
+	b.Run("impression", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			c.Bool("checkout", fmt.Sprint("new-", i), nil, false)
+		}
+	})
 }
