@@ -142,3 +142,48 @@ test("in an approval-required environment the screen says so and offers no write
   expect(screen.getByRole("button", { name: "Delete beta" })).toBeDisabled();
   expect(screen.getByRole("button", { name: "Edit beta" })).toBeDisabled();
 });
+
+test("a segment rule of several conditions: input help, the body sent, and a 422 on a condition value", async () => {
+  const { calls } = renderScreen(<Segments />, {
+    ...envUrl("segments"),
+    routes: {
+      ...scopeRoutes(),
+      "GET /api/environments/e1/segments": [],
+      "GET /api/environments/e1/flags": [],
+      "POST /api/environments/e1/segments": {
+        status: 422,
+        body: { error: "invalid", details: [{ field: "rules.0.conditions.0.values.0", message: "is not an RE2 pattern" }] },
+      },
+    },
+  });
+  await userEvent.click(await screen.findByRole("button", { name: "New segment" }));
+  await userEvent.type(screen.getByLabelText("Name"), "Modern app");
+  const rule1 = screen.getByRole("group", { name: "Rule 1" });
+  await userEvent.type(within(rule1).getByLabelText("Rule 1 condition 1 Attribute"), "app_version");
+  await userEvent.selectOptions(within(rule1).getByLabelText("Rule 1 condition 1 Operator"), "semver_greater_than_or_equal");
+  const versions = within(rule1).getByLabelText("Rule 1 condition 1 Values");
+  await userEvent.type(versions, "v2");
+  expect(versions).toHaveAccessibleDescription(/“v2” is not a version/);
+  await userEvent.type(versions, ".4.0");
+  expect(versions).not.toHaveAttribute("aria-invalid");
+  await userEvent.click(within(rule1).getByRole("button", { name: "Add condition to rule 1" }));
+  await userEvent.type(within(rule1).getByLabelText("Rule 1 condition 2 Attribute"), "email");
+  await userEvent.selectOptions(within(rule1).getByLabelText("Rule 1 condition 2 Operator"), "regex");
+  const pattern = within(rule1).getByLabelText("Rule 1 condition 2 Values");
+  await userEvent.type(pattern, "@acme\\.(io|dev)$");
+  await userEvent.click(screen.getByRole("button", { name: "Create segment" }));
+  await waitFor(() => expect(pattern).toHaveAccessibleDescription(/is not an RE2 pattern/));
+  expect(calls.find((c) => c.method === "POST")?.body).toEqual({
+    key: "modern-app",
+    name: "Modern app",
+    description: null,
+    rules: [
+      {
+        attribute: "app_version",
+        operator: "semver_greater_than_or_equal",
+        values: ["v2.4.0"],
+        conditions: [{ attribute: "email", operator: "regex", values: ["@acme\\.(io|dev)$"] }],
+      },
+    ],
+  });
+});
