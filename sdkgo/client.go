@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/sdkgo/internal/events"
+	"github.com/switchyard/switchyard/sdkgo/internal/exposure"
 	"github.com/switchyard/switchyard/sdkgo/internal/sse"
 	"github.com/switchyard/switchyard/sdkgo/internal/store"
 )
@@ -44,6 +45,7 @@ type Client struct {
 	sdkKey string
 	store  store.Store
 	queue  *events.Queue
+	seen   *exposure.Memory // the (flag, user, value) triples reported as impressions
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -71,10 +73,12 @@ func New(ctx context.Context, sdkKey string, opts ...Option) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, sdkKey: sdkKey, ready: make(chan struct{})}
 	c.state.Store(StateConnecting)
+	c.seen = exposure.New(cfg.exposureMemory)
 	c.queue = events.New(events.Config{
 		Capacity: cfg.eventCapacity, FlushInterval: cfg.flushInterval, Logger: cfg.logger,
-		Ready: func() bool { return c.store.EnvironmentID() != "" },
-		Post:  c.post,
+		Ready:  func() bool { return c.store.EnvironmentID() != "" },
+		Post:   c.post,
+		Unsent: c.forget,
 	})
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -96,25 +100,65 @@ func New(ctx context.Context, sdkKey string, opts ...Option) (*Client, error) {
 func (c *Client) Ready() <-chan struct{} { return c.ready }
 
 // Stats are the client's counters, for observability.
+//
+// Every evaluation of an existing flag is reported exactly once, as an
+// impression or as a summary count (docs/sdk.md, Reporting), so
+// Evaluations = Impressions + Summarised, Impressions = ImpressionsQueued +
+// ImpressionsSent + ImpressionsDropped, and Summarised = SummarisedQueued +
+// SummarisedSent + SummarisedDropped. After Close nothing is queued.
 type Stats struct {
 	State         State
 	Reconnects    int64 // stream connections after the first
 	Polls         int64 // snapshot requests made while the stream was down
-	EventsSent    int64
-	EventsDropped int64 // queue full, or a batch the server did not take
+	EventsSent    int64 // impressions and goal events the server accepted
+	EventsDropped int64 // impressions and goal events dropped: queue full, or a batch the server did not take
 	Flags         int
+
+	Evaluations        int64 // evaluations reported: Impressions + Summarised
+	Impressions        int64 // evaluations reported as an impression (first of a (flag, user, value) in the exposure memory)
+	ImpressionsQueued  int64 // of them, waiting to be sent
+	ImpressionsSent    int64 // of them, accepted by the server
+	ImpressionsDropped int64 // of them, dropped: queue full, batch not accepted, or unsent at Close
+	Summarised         int64 // evaluations reported as a summary count (anonymous, or a remembered (flag, user, value))
+	SummarisedQueued   int64 // of them, waiting to be sent
+	SummarisedSent     int64 // of them, in summaries the server accepted
+	SummarisedDropped  int64 // of them, dropped: too many summary rows waiting, batch not accepted, or unsent at Close
+	SummariesSent      int64 // summary rows the server accepted
+	ExposureMemory     int   // (flag, user, value) triples remembered now; at most WithExposureMemory
 }
 
 // Stats returns the current counters.
 func (c *Client) Stats() Stats {
+	q := c.queue.Counters()
 	return Stats{
 		State: c.state.Load().(State), Reconnects: c.reconnects.Load(), Polls: c.polls.Load(),
-		EventsSent: c.queue.Sent(), EventsDropped: c.queue.Dropped(), Flags: c.store.Snapshot().Len(),
+		EventsSent: q.Sent, EventsDropped: q.Dropped, Flags: c.store.Snapshot().Len(),
+		Evaluations: q.Impressions + q.Summarised,
+		Impressions: q.Impressions, ImpressionsQueued: q.Impressions - q.ImpressionsSent - q.ImpressionsDropped,
+		ImpressionsSent: q.ImpressionsSent, ImpressionsDropped: q.ImpressionsDropped,
+		Summarised: q.Summarised, SummarisedQueued: q.Summarised - q.SummarisedSent - q.SummarisedDropped,
+		SummarisedSent: q.SummarisedSent, SummarisedDropped: q.SummarisedDropped,
+		SummariesSent: q.SummaryRowsSent, ExposureMemory: c.seen.Len(),
 	}
 }
 
-// Close stops streaming and polling, sends the queued events (within ctx)
-// and returns when every goroutine of the client has ended.
+// Flush sends every impression, summary and goal event reported so far and
+// returns when the server has answered: nil when it accepted everything, so
+// that a read starting afterwards sees all of it. A batch the server does
+// not accept is dropped and counted, as on the timer. Flush does not wait
+// for the environment to become known (an error says so) and fails after
+// Close.
+func (c *Client) Flush(ctx context.Context) error {
+	if err := c.queue.Flush(ctx); err != nil {
+		return fmt.Errorf("switchyard: flush: %w", err)
+	}
+	return nil
+}
+
+// Close stops streaming and polling, sends the queued impressions,
+// summaries and goal events (within ctx) and returns when every goroutine
+// of the client has ended. Evaluations after Close are not sent; they are
+// counted as dropped.
 func (c *Client) Close(ctx context.Context) error {
 	if c.closed.Swap(true) {
 		return nil

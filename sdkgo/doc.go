@@ -14,9 +14,12 @@
 // the bootstrap completes (`ready`), applies live updates by version,
 // reconnects with jittered exponential backoff, and after three failed
 // reconnects polls /flags/snapshot (with ETag) until the stream is back.
-// Evaluations are reported as impressions and Track records goal events;
-// both are batched in the background through a bounded queue that drops
-// (and counts) rather than blocks. Attributes never leave the process.
+// Each evaluation is reported exactly once: as an impression the first time
+// the client sees its (flag, user, value) within a bounded memory
+// (WithExposureMemory), otherwise as a count in a summary; Track records
+// goal events. All are batched in the background through bounded queues
+// that drop (and count) rather than block. Attributes never leave the
+// process.
 //
 // The evaluator lives in the subpackage eval, the OpenFeature provider in
 // openfeature. Like eval, this package imports only the standard library

@@ -22,14 +22,58 @@ type Detail struct {
 func (c *Client) Detail(flagKey, userKey string, attrs map[string]any) Detail {
 	r := c.store.Snapshot().Evaluate(flagKey, userKey, attrs)
 	if r.Reason != eval.ReasonFlagNotFound && c.cfg.impressions {
-		imp := events.Impression{FlagKey: flagKey, Value: eval.RenderValue(r.Value), EvaluatedAt: time.Now().UTC()}
-		if userKey != "" {
-			imp.UserID = &userKey
-		}
-		c.queue.Impression(imp)
+		c.report(flagKey, userKey, eval.RenderValue(r.Value))
 	}
 	return Detail{Value: r.Value, Reason: r.Reason, RuleIndex: r.RuleIndex, VariantIndex: r.VariantIndex}
 }
+
+// report reports one evaluation exactly once (extensions.md §3, Summaries):
+// as an impression when the client does not remember reporting its
+// (flag, user, value), as a summary count otherwise.
+//
+// Anonymous evaluations (no user key) are always summary counts: the
+// statistics an anonymous impression feeds (totals, true/false counts,
+// last seen, exposure impressions and timeline) are exactly the ones a
+// summary feeds, and it feeds none of the per-user ones (unique users,
+// first exposures, experiments), so an impression would only add a row.
+func (c *Client) report(flagKey, userKey, value string) {
+	if userKey == "" {
+		c.queue.Summarise(flagKey, value, now())
+		return
+	}
+	var at time.Time
+	var seen bool
+	c.seen.Observe(c.seen.KeyOf(flagKey, userKey, value), func(s bool) bool {
+		// The time is read under the triple's lock, so the impression of a
+		// triple is never later than an evaluation summarised after it.
+		at, seen = now(), s
+		if s {
+			return false
+		}
+		user := userKey
+		// Remembered only when queued: a dropped impression leaves the
+		// triple new, so the user is recorded at its next evaluation.
+		return c.queue.Impression(events.Impression{FlagKey: flagKey, UserID: &user, Value: value, EvaluatedAt: at})
+	})
+	if seen {
+		c.queue.Summarise(flagKey, value, at)
+	}
+}
+
+// forget is called with impressions the server never accepted: their
+// triples are forgotten so that the next evaluation records the user.
+func (c *Client) forget(imps []events.Impression) {
+	for _, i := range imps {
+		if i.UserID != nil {
+			c.seen.Forget(c.seen.KeyOf(i.FlagKey, *i.UserID, i.Value))
+		}
+	}
+}
+
+// now is an evaluation's time, at the microsecond precision the server
+// stores: the UTC day a summary is filed under is then the day the server
+// files its evaluations under, even in the last microsecond of a day.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // value is what the typed methods return from: nothing for a missing flag
 // (the evaluator's own answer, false, is for callers without a fallback).
@@ -81,7 +125,7 @@ func (c *Client) JSON(flagKey, userKey string, attrs map[string]any, fallback an
 // Track records a goal event for a user (the same user key the evaluations
 // used), with a value such as revenue or duration. It never blocks.
 func (c *Client) Track(userKey, eventKey string, value float64) {
-	g := events.Goal{EventKey: eventKey, Value: &value, OccurredAt: time.Now().UTC()}
+	g := events.Goal{EventKey: eventKey, Value: &value, OccurredAt: now()}
 	if userKey != "" {
 		g.UserID = &userKey
 	}

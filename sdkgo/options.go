@@ -19,6 +19,7 @@ type config struct {
 	flushInterval     time.Duration
 	eventCapacity     int
 	impressions       bool
+	exposureMemory    int
 	readTimeout       time.Duration
 }
 
@@ -35,6 +36,7 @@ func defaults() config {
 		flushInterval:     5 * time.Second,
 		eventCapacity:     10_000,
 		impressions:       true,
+		exposureMemory:    DefaultExposureMemory,
 		readTimeout:       45 * time.Second,
 	}
 }
@@ -77,8 +79,22 @@ func WithEvents(flushInterval time.Duration, capacity int) Option {
 	return func(c *config) { c.flushInterval, c.eventCapacity = flushInterval, capacity }
 }
 
-// WithoutImpressions stops reporting evaluations (goal events are still
-// sent).
+// DefaultExposureMemory is how many (flag, user, value) triples the client
+// remembers by default: 100,000 users evaluating 10 flags each. Full, it
+// takes about 100 MB (at most 100 bytes a triple); it fills only with the
+// triples actually seen.
+const DefaultExposureMemory = 1_000_000
+
+// WithExposureMemory sets how many (flag, user, value) triples the client
+// remembers having reported (default DefaultExposureMemory; at most 100
+// bytes each). An evaluation of a remembered triple is reported as a
+// summary count, any other as an impression; the least recently evaluated
+// triple is forgotten to make room. 0 remembers nothing: every evaluation of
+// an identified user is an impression, as a per-evaluation sender reports.
+func WithExposureMemory(n int) Option { return func(c *config) { c.exposureMemory = max(n, 0) } }
+
+// WithoutImpressions stops reporting evaluations, as impressions or as
+// summaries (goal events are still sent).
 func WithoutImpressions() Option { return func(c *config) { c.impressions = false } }
 
 // WithStreamReadTimeout sets how long a silent stream is trusted (default

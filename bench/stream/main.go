@@ -88,6 +88,7 @@ type options struct {
 	logDir        string
 	serverEnv     string
 	perfDir       string
+	ofrepTurn     int
 	skipGzip      bool
 	mode          string
 	joiners       int
@@ -125,6 +126,7 @@ func main() {
 	flag.StringVar(&o.serverEnv, "server-env", "", "extra environment for the switchyard processes, comma-separated KEY=VALUE (diagnosis, e.g. DB_MAX_CONNECTIONS=64)")
 	flag.BoolVar(&o.skipGzip, "skip-gzip", false, "skip the gzip rounds of the snapshot comparison")
 	flag.StringVar(&o.mode, "mode", "all", "all: sections 1-5; snapshot: section 5 only; join: new streams, snapshots and /health during a burst of writes (section 6); ofrep: remote evaluation (ofrep.go)")
+	flag.IntVar(&o.ofrepTurn, "ofrep-turn", 1, "ofrep mode: broadcasts per turn of a fleet (ABBA…); more turns spread the machine's other load over both fleets")
 	flag.IntVar(&o.seqRequests, "seq-requests", 2000, "ofrep mode: requests in sequence on one connection per latency measurement")
 	flag.IntVar(&o.joiners, "joiners", 1000, "join mode: streams opened during the burst")
 	flag.IntVar(&o.joinParallel, "join-parallel", 100, "join mode: joining connections being set up at once")

@@ -9,6 +9,9 @@ package main
 //     with a targetingKey, so each one also queues an impression), and a
 //     304 bulk poll (client key, If-None-Match with the current tag).
 //     Every target gets the same POST body and an Authorization header.
+//     A fourth, diagnostic target (no target of its own) is the single
+//     flag with an empty targetingKey: the same evaluation without the
+//     impression written behind it.
 //  2. One connection, requests in sequence (-seq-requests each): the
 //     latency from writing a request to reading its answer, on loopback,
 //     an upper bound of the server's time; and the server CPU per request.
@@ -17,8 +20,9 @@ package main
 //  3. -clients /stream connections (production, server key), then -clients
 //     OFREP event streams (development, client key), taking turns on one
 //     instance (/stream, OFREP, OFREP, /stream, …), each open alone for
-//     half of its -runs broadcasts (a PATCH of its environment's flag),
-//     each timed from the PATCH to the last client's receipt.
+//     -ofrep-turn broadcasts at a time (a PATCH of its environment's flag)
+//     until each fleet has had -runs, each timed from the PATCH to the
+//     last client's receipt.
 
 import (
 	"context"
@@ -38,6 +42,12 @@ import (
 // ofrepBody is every request's body: one user with three attributes.
 const ofrepBody = `{"context":{"targetingKey":"user-42","plan":"pro","country":"DE","beta":true}}`
 
+// ofrepAnonBody is the same context with an empty targetingKey: an
+// anonymous evaluation, which records no impression (extensions.md,
+// Impressions). Loaded as a diagnostic beside the single flag, it shows what
+// the evaluation costs without the impression write behind it.
+const ofrepAnonBody = `{"context":{"targetingKey":"","plan":"pro","country":"DE","beta":true}}`
+
 // ofrepFlag is the event-stream flag, in development.
 const ofrepFlag = "bench-ofrep-flag"
 
@@ -47,7 +57,7 @@ type ofrepLoad struct {
 }
 
 type ofrepRound struct {
-	Bare, Single, NotMod ofrepLoad
+	Bare, Single, NotMod, Anon ofrepLoad
 }
 
 type ofrepLatency struct {
@@ -129,6 +139,7 @@ func runOFREP(ctx context.Context, o options, base, sy *proc, fx *fixture) error
 	singleReq := rawRequest(http.MethodPost, addr, singlePath, []string{"Authorization: Bearer " + fx.SnapKey}, body)
 	bulkReq := rawRequest(http.MethodPost, addr, bulkPath, []string{"Authorization: Bearer " + fx.SnapClientKey}, body)
 	notModReq := rawRequest(http.MethodPost, addr, bulkPath, []string{"Authorization: Bearer " + fx.SnapClientKey, "If-None-Match: " + tag}, body)
+	anonReq := rawRequest(http.MethodPost, addr, singlePath, []string{"Authorization: Bearer " + fx.SnapKey}, []byte(ofrepAnonBody))
 
 	m0, _ := scrape(addr)
 	profiled := map[string]bool{}
@@ -158,8 +169,11 @@ func runOFREP(ctx context.Context, o options, base, sy *proc, fx *fixture) error
 		if r.NotMod, err = drive(sy, notModReq, http.StatusNotModified, "ofrep-304"); err != nil {
 			return fmt.Errorf("304 poll load: %w", err)
 		}
-		log.Printf("[ofrep] round %d: bare %.0f req/s, single flag %.0f req/s (%d errors), 304 poll %.0f req/s (%d errors)", round+1,
-			r.Bare.res.RPS(), r.Single.res.RPS(), r.Single.res.Errors, r.NotMod.res.RPS(), r.NotMod.res.Errors)
+		if r.Anon, err = drive(sy, anonReq, http.StatusOK, "ofrep-anonymous"); err != nil {
+			return fmt.Errorf("anonymous single-flag load: %w", err)
+		}
+		log.Printf("[ofrep] round %d: bare %.0f req/s, single flag %.0f req/s (%d errors), 304 poll %.0f req/s (%d errors), anonymous single flag %.0f req/s", round+1,
+			r.Bare.res.RPS(), r.Single.res.RPS(), r.Single.res.Errors, r.NotMod.res.RPS(), r.NotMod.res.Errors, r.Anon.res.RPS())
 		out.Rounds = append(out.Rounds, r)
 	}
 	if m1, err := scrape(addr); err == nil {
@@ -238,7 +252,10 @@ func ofrepStreams(ctx context.Context, o options, sy *proc, fx *fixture, out *of
 	defer stopPerf()
 	// The fleets take turns (ABBA…), each open alone with -clients
 	// connections: the two at once would need twice the file descriptors.
-	per := max(1, (o.runs+1)/2)
+	// Short turns (-ofrep-turn broadcasts, default 1) keep the machine's
+	// other load from landing on one fleet's broadcasts only: the medians
+	// then compare like with like.
+	per := max(1, o.ofrepTurn)
 	for phase := range 2 * max(1, (o.runs+per-1)/per) {
 		ofrep := phase%4 == 1 || phase%4 == 2
 		if err := ofrepPhase(ctx, o, sy, fx, out, ofrep, eventsPath, per); err != nil {
@@ -336,7 +353,8 @@ func printOFREP(w io.Writer, o options, r ofrepResults) {
 			n, st string
 			l     ofrepLoad
 		}{{"bare net/http handler", "200, fixed 120 B", x.Bare}, {"OFREP single flag (server key, targetingKey)", fmt.Sprintf("200, %d B", r.SingleBytes), x.Single},
-			{"OFREP bulk, If-None-Match current (client key)", "304, none", x.NotMod}} {
+			{"OFREP bulk, If-None-Match current (client key)", "304, none", x.NotMod},
+			{"diagnostic: OFREP single flag, empty targetingKey (no impression)", fmt.Sprintf("200, %d B", r.SingleBytes), x.Anon}} {
 			el := t.l.res.Elapsed.Seconds()
 			fmt.Fprintf(w, "| %s (%d) | %s | %.0f | %d | %.0f %% | %.0f %% |\n", t.n, i+1, t.st, t.l.res.RPS(), t.l.res.Errors,
 				100*t.l.cpu.Seconds()/el, 100*t.l.pg.Seconds()/el)
@@ -352,7 +370,7 @@ func printOFREP(w io.Writer, o options, r ofrepResults) {
 	}
 
 	fmt.Fprintf(w, "\nBroadcasts: %d /stream connections and %d OFREP event streams, taking turns on one instance (ABBA, %d broadcasts per turn), %d broadcasts each:\n\n",
-		r.Stream.Clients, r.Events.Clients, max(1, (o.runs+1)/2), len(r.Events.Runs))
+		r.Stream.Clients, r.Events.Clients, max(1, o.ofrepTurn), len(r.Events.Runs))
 	fmt.Fprintln(w, "| Fleet | Connect+ready (slowest turn) | p50 per run (ms) | p99 per run (ms) | max per run (ms) | Median p99 | Median max | Server CPU per broadcast (median) | Received |")
 	fmt.Fprintln(w, "|---|---:|---|---|---|---:|---:|---:|---|")
 	for _, x := range []struct {
@@ -386,6 +404,9 @@ func printOFREP(w io.Writer, o options, r ofrepResults) {
 		ratio = nm.RPS() / bare.RPS()
 		fmt.Fprintf(w, "| 304 bulk poll ≥ 80 %% of the bare handler's requests/s | %.0f vs %.0f req/s | %.0f %% | %s |\n",
 			nm.RPS(), bare.RPS(), 100*ratio, verdict(ratio >= 0.80 && nm.Errors == 0))
+		anon, _, _ := sumLoads(r.Rounds, func(x ofrepRound) ofrepLoad { return x.Anon })
+		fmt.Fprintf(w, "| (diagnostic, no target) single flag without an impression to write | %.0f vs %.0f req/s | %.0f %% | - |\n",
+			anon.RPS(), bare.RPS(), 100*anon.RPS()/bare.RPS())
 	}
 	for _, l := range r.Seq {
 		if strings.Contains(l.Name, "bulk,") {

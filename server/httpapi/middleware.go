@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyard/switchyard/server/apperr"
@@ -48,10 +48,22 @@ type routeLabel struct{ name string }
 
 type routeLabelKey struct{}
 
+// apiPrefix is where findRoute runs: the API chain is mounted under it and
+// nowhere else, so only these requests carry a routeLabel.
+const apiPrefix = "/api/"
+
 // logRequests gives each request an ID (kept from X-Request-Id when the
 // caller sends a sane one), writes one access-log line when it ends, and
 // observes its duration by route, method and status.
+//
+// It runs for every request, the OFREP polls included, so it costs as little
+// as it can: recorders are reused, and only API requests, whose route
+// findRoute fills in, get a context value (and with it a copy of the
+// request); every other route's label follows from its path.
 func logRequests(logger *slog.Logger, m *metrics.Metrics) func(http.Handler) http.Handler {
+	// A recorder is back in the pool once the handler has returned, when
+	// net/http forbids using its writer.
+	recorders := sync.Pool{New: func() any { return new(statusRecorder) }}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -59,29 +71,45 @@ func logRequests(logger *slog.Logger, m *metrics.Metrics) func(http.Handler) htt
 			if !saneRequestID(id) {
 				id = newRequestID()
 			}
-			w.Header().Set("X-Request-Id", id)
-			label := &routeLabel{}
-			rec := &statusRecorder{ResponseWriter: w}
-			next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), routeLabelKey{}, label)))
+			w.Header()["X-Request-Id"] = []string{id} // canonical already
+			rec := recorders.Get().(*statusRecorder)
+			rec.ResponseWriter, rec.status = w, 0
+			var label *routeLabel // nil outside the API
+			if strings.HasPrefix(r.URL.Path, apiPrefix) {
+				label = &routeLabel{}
+				next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), routeLabelKey{}, label)))
+			} else {
+				next.ServeHTTP(rec, r)
+			}
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK // net/http's answer when a handler writes nothing
+			}
+			rec.ResponseWriter = nil
+			recorders.Put(rec)
 			elapsed := time.Since(start)
-			logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
-				slog.String("request_id", id),
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status),
-				slog.Duration("duration", elapsed),
-			)
-			m.HTTPDuration.WithLabelValues(routeName(r.URL.Path, label), r.Method, strconv.Itoa(rec.status)).Observe(elapsed.Seconds())
+			// Enabled first: the record is not built when the level drops it.
+			if ctx := r.Context(); logger.Enabled(ctx, slog.LevelInfo) {
+				logger.LogAttrs(ctx, slog.LevelInfo, "http request",
+					slog.String("request_id", id),
+					slog.String("method", r.Method),
+					slog.String("path", r.URL.Path),
+					slog.Int("status", status),
+					slog.Duration("duration", elapsed),
+				)
+			}
+			m.ObserveHTTP(routeName(r.URL.Path, label), r.Method, status, elapsed)
 		})
 	}
 }
 
 // routeName is the metrics label of a request: the document's path template
 // for API operations, the path for the fixed hand-written routes, and one
-// label for everything else, so URLs never explode the label set.
+// label for everything else, so URLs never explode the label set. l is nil
+// for requests outside the API.
 func routeName(path string, l *routeLabel) string {
 	switch {
-	case l.name != "":
+	case l != nil && l.name != "":
 		return l.name
 	case path == "/health" || path == "/stream" || path == "/flags/snapshot" || path == "/metrics" || path == "/api/openapi.json" || path == "/api/docs":
 		return path
@@ -112,7 +140,9 @@ func saneRequestID(id string) bool {
 func newRequestID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var h [16]byte
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 // recoverPanics turns a panic in a handler into a logged 500, so one bad

@@ -4,6 +4,10 @@ package metrics
 
 import (
 	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -27,11 +31,28 @@ type Metrics struct {
 	SlowClients prometheus.Counter
 	// SnapshotRequests counts /flags/snapshot answers by status code.
 	SnapshotRequests *prometheus.CounterVec
-	// HTTPDuration observes HTTP requests by route template, method, status.
+	// HTTPDuration observes HTTP requests by route template, method, status;
+	// ObserveHTTP is the cheap way to record one.
 	HTTPDuration *prometheus.HistogramVec
 	// OFREPExposuresDropped counts impressions of OFREP evaluations dropped
 	// on a full queue.
 	OFREPExposuresDropped prometheus.Counter
+
+	// httpChildren caches HTTPDuration's children by httpLabels: looking one
+	// up by label values hashes them, takes the vector's lock and formats
+	// the status on every request. At most maxHTTPChildren entries, counted
+	// by httpCached, so clients choosing methods cannot grow it.
+	httpChildren sync.Map // httpLabels -> prometheus.Observer
+	httpCached   atomic.Int64
+}
+
+// maxHTTPChildren bounds the cache of HTTPDuration children: the routes
+// times the methods and statuses they answer with, with room to spare.
+const maxHTTPChildren = 512
+
+type httpLabels struct {
+	route, method string
+	status        int
 }
 
 // New registers the collectors, with the Go runtime and process ones.
@@ -69,6 +90,22 @@ func New() *Metrics {
 		m.SnapshotRequests, m.HTTPDuration, m.OFREPExposuresDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// ObserveHTTP records one request's duration in HTTPDuration. Requests
+// arrive by the ten thousand per second, so the histogram child of a label
+// set is looked up once and kept.
+func (m *Metrics) ObserveHTTP(route, method string, status int, d time.Duration) {
+	k := httpLabels{route: route, method: method, status: status}
+	if o, ok := m.httpChildren.Load(k); ok {
+		o.(prometheus.Observer).Observe(d.Seconds())
+		return
+	}
+	o := m.HTTPDuration.WithLabelValues(route, method, strconv.Itoa(status))
+	if m.httpCached.Add(1) <= maxHTTPChildren {
+		m.httpChildren.LoadOrStore(k, o)
+	}
+	o.Observe(d.Seconds())
 }
 
 // Handler serves the registry in the Prometheus text format.

@@ -1,7 +1,9 @@
 package ofrep
 
 import (
+	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,4 +36,61 @@ func TestParseContext(t *testing.T) {
 			t.Errorf("%s: err %v, want an invalid context", body, err)
 		}
 	}
+}
+
+// The bodies providers send take the fast path (else it buys nothing).
+func TestScanContextReadsProviderBodies(t *testing.T) {
+	for _, body := range []string{
+		benchBody,
+		`{}`,
+		`{"context":null}`,
+		`{"context":{}}`,
+		`{"context":{"targetingKey":"user-42"}}`,
+		"{\n  \"context\": {\n    \"targetingKey\": \"b0a7\",\n    \"email\": \"a@example.com\",\n    \"age\": -3.5e2,\n    \"admin\": false,\n    \"tag\": null\n  }\n}",
+		`{"context":{"targetingKey":"ü-user","city":"Zürich"}}`,
+	} {
+		got, ok := scanContext(bytes.TrimSpace([]byte(body)))
+		if !ok {
+			t.Errorf("%s: declined", body)
+			continue
+		}
+		want, err := decodeContext(bytes.TrimSpace([]byte(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.user != want.user || !reflect.DeepEqual(got.attrs, want.attrs) {
+			t.Errorf("%s: fast %+v, encoding/json %+v", body, got, want)
+		}
+	}
+}
+
+// FuzzScanContext: whatever the fast path accepts, encoding/json accepts
+// with the same user and attributes (the map's nil-ness included).
+func FuzzScanContext(f *testing.F) {
+	for _, s := range []string{
+		benchBody, ``, `{}`, `{"context":null}`, `{"context":{}}`, `{"Context":{"a":1}}`, `{"context":{"a":1},"context":{"b":2}}`,
+		`{"context":{"a":1,"a":null}}`, `{"context":{"targetingKey":"x","targetingKey":7}}`, `{"context":{"a":"\u00e9"}}`,
+		`{"context":{"a":1e400}}`, `{"context":{"a":01}}`, `{"context":{"a":-0.0e-0}}`, `{"x":[1],"context":{"a":true}}`,
+		`{"context":{"a":"b",}}`, "{\"context\":{\"a\":\"\xff\"}}", `{"context":{"n":{"x":1}}}`, ` {"context" : { "k" : "v" } } `,
+		"\v{\"context\":{}}\u00a0", `{"contextx":{},"context":{"a":false}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		raw := bytes.TrimSpace(body)
+		if len(raw) == 0 {
+			return
+		}
+		got, ok := scanContext(raw)
+		if !ok {
+			return
+		}
+		want, err := decodeContext(raw)
+		if err != nil {
+			t.Fatalf("%q: fast path accepted what encoding/json refuses: %v", body, err)
+		}
+		if got.user != want.user || !reflect.DeepEqual(got.attrs, want.attrs) {
+			t.Fatalf("%q: fast %#v, encoding/json %#v", body, got, want)
+		}
+	})
 }

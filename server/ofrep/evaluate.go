@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -40,40 +40,73 @@ type errInvalidContext string
 
 func (e errInvalidContext) Error() string { return string(e) }
 
-// readBody reads the request body, up to the 1 MiB limit.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, apperr.E(apperr.TooLarge, "request body is larger than 1 MiB")
-	case err != nil:
+// maxPooledBuffer is the largest buffer kept for reuse: request bodies are
+// small, and one 1 MiB body must not stay pinned in the pool.
+const maxPooledBuffer = 64 << 10
+
+// buffer takes a cleared buffer from the handler's pool; put returns it.
+// Request bodies and answers pass through one on every evaluation.
+func (h *Handler) buffer() *bytes.Buffer {
+	if b, ok := h.buffers.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return bytes.NewBuffer(make([]byte, 0, 2048))
+}
+
+func (h *Handler) put(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBuffer {
+		b.Reset()
+		h.buffers.Put(b)
+	}
+}
+
+// readBody reads the request body, up to the 1 MiB limit, into a pooled
+// buffer (put it back when done: nothing may keep its bytes).
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, error) {
+	buf := h.buffer()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
+		h.put(buf)
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			return nil, apperr.E(apperr.TooLarge, "request body is larger than 1 MiB")
+		}
 		return nil, apperr.Wrap(apperr.BadRequest, "could not read the request body", err)
 	}
-	return raw, nil
+	return buf, nil
 }
 
 // parseContext reads {"context": {...}} (extensions.md, Request):
 // targetingKey, when a non-empty string, is the user key; every other entry
 // whose value is a string, number or boolean is an attribute; other values
 // are ignored. No body, no context or a null context is an anonymous
-// evaluation without attributes. The body is decoded once, straight into
-// the attribute map.
+// evaluation without attributes. The bodies providers send are read by
+// scanContext in one pass; whatever it declines, encoding/json decides.
 func parseContext(raw []byte) (evalContext, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return evalContext{}, nil
+	}
+	if c, ok := scanContext(raw); ok {
+		return c, nil
+	}
+	return decodeContext(raw)
+}
+
+// decodeContext is parseContext with encoding/json, for any non-empty,
+// trimmed body: the reference scanContext must agree with. The body is
+// decoded once, straight into the attribute map.
+func decodeContext(raw []byte) (evalContext, error) {
 	var body struct {
 		Context *map[string]any `json:"context"` // nil when absent or null
 	}
-	if raw := bytes.TrimSpace(raw); len(raw) > 0 {
-		if raw[0] != '{' {
-			return evalContext{}, errInvalidContext("the request body must be a JSON object")
+	if raw[0] != '{' {
+		return evalContext{}, errInvalidContext("the request body must be a JSON object")
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field == "context" {
+			return evalContext{}, errInvalidContext("context must be a JSON object")
 		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			var typeErr *json.UnmarshalTypeError
-			if errors.As(err, &typeErr) && typeErr.Field == "context" {
-				return evalContext{}, errInvalidContext("context must be a JSON object")
-			}
-			return evalContext{}, errInvalidContext("the request body is not valid JSON: " + err.Error())
-		}
+		return evalContext{}, errInvalidContext("the request body is not valid JSON: " + err.Error())
 	}
 	if body.Context == nil {
 		return evalContext{}, nil
@@ -155,11 +188,12 @@ func visible(p *auth.Principal, info eval.FlagInfo) bool {
 
 // evaluateOne serves POST /ofrep/v1/evaluate/flags/{key}.
 func (h *Handler) evaluateOne(w http.ResponseWriter, r *http.Request, key string) {
-	p, raw, env, ok := h.begin(w, r)
+	p, body, env, ok := h.begin(w, r)
 	if !ok {
 		return
 	}
-	c, ok := contextOf(w, raw, map[string]string{"key": key})
+	c, ok := contextOf(w, body.Bytes(), &key)
+	h.put(body) // parseContext copied what it keeps
 	if !ok {
 		return
 	}
@@ -175,7 +209,11 @@ func (h *Handler) evaluateOne(w http.ResponseWriter, r *http.Request, key string
 			FlagKey: key, UserID: &c.user, Value: renderOrNull(res), EvaluatedAt: ptr(time.Now().UTC()),
 		})
 	}
-	writeJSON(w, http.StatusOK, res)
+	out := h.buffer()
+	defer h.put(out)
+	enc, err := appendResult(out.AvailableBuffer(), res)
+	out.Write(enc) // in place unless it grew: then the pool keeps the larger buffer
+	h.writeEncoded(w, r, http.StatusOK, out.Bytes(), err)
 }
 
 func renderOrNull(res result) string {
@@ -189,33 +227,38 @@ func ptr[T any](v T) *T { return &v }
 
 // begin is what both evaluation routes do first: authenticate the key, read
 // the body and take the key's environment from the hub. When it reports
-// false it has answered through the API's error writer.
-func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*auth.Principal, []byte, Environment, bool) {
+// false it has answered through the API's error writer; otherwise the
+// caller puts the body back.
+func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*auth.Principal, *bytes.Buffer, Environment, bool) {
 	p, err := h.authenticate(r)
 	if err != nil {
 		h.cfg.Errors(w, r, err)
 		return nil, nil, Environment{}, false
 	}
-	raw, err := readBody(w, r)
+	body, err := h.readBody(w, r)
 	if err != nil {
 		h.cfg.Errors(w, r, err)
 		return nil, nil, Environment{}, false
 	}
 	env, err := h.cfg.Flags.Environment(r.Context(), p.EnvironmentID)
 	if err != nil {
+		h.put(body)
 		h.cfg.Errors(w, r, err)
 		return nil, nil, Environment{}, false
 	}
-	return p, raw, env, true
+	return p, body, env, true
 }
 
 // contextOf parses the body's context; when it cannot, it answers OFREP's 400
-// (errBody holds the route's own fields: the flag's key for the single
-// route) and reports false.
-func contextOf(w http.ResponseWriter, raw []byte, errBody map[string]string) (evalContext, bool) {
+// (with the flag's key on the single route, flagKey non-nil) and reports
+// false.
+func contextOf(w http.ResponseWriter, raw []byte, flagKey *string) (evalContext, bool) {
 	c, err := parseContext(raw)
 	if err != nil {
-		errBody["errorCode"], errBody["errorDetails"] = codeInvalidContext, err.Error()
+		errBody := map[string]string{"errorCode": codeInvalidContext, "errorDetails": err.Error()}
+		if flagKey != nil {
+			errBody["key"] = *flagKey
+		}
 		writeJSON(w, http.StatusBadRequest, errBody)
 		return evalContext{}, false
 	}
@@ -239,35 +282,40 @@ type eventStream struct {
 // flag state, the key's kind and the request body. An unchanged environment
 // answers 304 before anything is evaluated.
 func (h *Handler) evaluateAll(w http.ResponseWriter, r *http.Request) {
-	p, raw, env, ok := h.begin(w, r)
+	p, body, env, ok := h.begin(w, r)
 	if !ok {
 		return
 	}
 	// The tag hashes the body as sent: identical requests (a provider
 	// polling with one context) get the same tag, and a poll of an
 	// unchanged environment answers 304 without even decoding the context.
-	tag := bulkETag(env.Tag, p.Client, raw)
+	tag := bulkETag(env.Tag, p.Client, body.Bytes())
 	if etag.Matches(r.Header.Get("If-None-Match"), tag) {
+		h.put(body)
 		w.Header().Set("ETag", tag)
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	c, ok := contextOf(w, raw, map[string]string{})
+	c, ok := contextOf(w, body.Bytes(), nil)
+	h.put(body)
 	if !ok {
 		return
 	}
 	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "no-cache")
-	out := bulkResponse{Flags: make([]result, 0, env.Flags.Len())}
+	flags := make([]result, 0, env.Flags.Len())
 	for _, key := range env.Flags.Keys() {
 		info, _ := env.Flags.Info(key)
 		if visible(p, info) {
-			out.Flags = append(out.Flags, evaluate(env.Flags, info, key, c))
+			flags = append(flags, evaluate(env.Flags, info, key, c))
 		}
 	}
-	out.EventStreams = []eventStream{{Type: "sse", URL: h.streamURL(r, p)}}
-	writeJSON(w, http.StatusOK, out)
+	out := h.buffer()
+	defer h.put(out)
+	enc, err := appendBulk(out.AvailableBuffer(), flags, []eventStream{{Type: "sse", URL: h.streamURL(r, p)}})
+	out.Write(enc) // in place unless it grew: then the pool keeps the larger buffer
+	h.writeEncoded(w, r, http.StatusOK, out.Bytes(), err)
 }
 
 // bulkETag is a strong entity tag of one bulk answer: equal for identical
@@ -282,7 +330,11 @@ func bulkETag(envTag string, client bool, body []byte) string {
 		h.Write([]byte{0, 's'})
 	}
 	h.Write(body)
-	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+	var sum [sha256.Size]byte
+	var tag [2 + 32]byte // a quoted hex half of the hash
+	tag[0], tag[len(tag)-1] = '"', '"'
+	hex.Encode(tag[1:len(tag)-1], h.Sum(sum[:0])[:16])
+	return string(tag[:])
 }
 
 // configuration serves GET /ofrep/v1/configuration.
@@ -300,6 +352,20 @@ func (h *Handler) configuration(w http.ResponseWriter, r *http.Request) {
 			"flagEvaluation": map[string]any{"supportedTypes": []string{"boolean", "string", "int", "float", "object"}},
 		},
 	})
+}
+
+// writeEncoded writes an answer encoded by appendResult or appendBulk; an
+// encoding error (a value encoding/json refuses) goes to the error writer.
+func (h *Handler) writeEncoded(w http.ResponseWriter, r *http.Request, status int, body []byte, err error) {
+	if err != nil {
+		h.cfg.Errors(w, r, fmt.Errorf("encode ofrep answer: %w", err))
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

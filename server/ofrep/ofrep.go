@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -86,6 +87,7 @@ type Handler struct {
 	cfg     Config
 	tokens  tokens
 	notices [2]atomic.Pointer[notice] // the last change notice for server keys, for client keys
+	buffers sync.Pool                 // *bytes.Buffer: request bodies and answers (evaluate.go)
 }
 
 // NewHandler returns the OFREP handler.

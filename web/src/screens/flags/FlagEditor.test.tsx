@@ -39,9 +39,9 @@ test("creating a flag posts the whole flag with its rule", async () => {
   await userEvent.type(await screen.findByLabelText("Key"), "new-checkout");
   await userEvent.type(screen.getByLabelText("Description"), "The new checkout");
   await userEvent.click(screen.getByRole("button", { name: "Add rule" }));
-  await userEvent.type(screen.getByLabelText("Rule 1 Attribute"), "country");
-  await userEvent.selectOptions(screen.getByLabelText("Rule 1 Operator"), "starts_with");
-  await userEvent.type(screen.getByLabelText("Rule 1 Values"), "N{Enter}B");
+  await userEvent.type(screen.getByLabelText("Rule 1 condition 1 Attribute"), "country");
+  await userEvent.selectOptions(screen.getByLabelText("Rule 1 condition 1 Operator"), "starts_with");
+  await userEvent.type(screen.getByLabelText("Rule 1 condition 1 Values"), "N{Enter}B");
   await userEvent.click(screen.getByRole("button", { name: "Add tag" }).previousElementSibling as HTMLElement);
   await userEvent.keyboard("web{Enter}");
   await userEvent.click(screen.getByRole("button", { name: "Create flag" }));
@@ -68,7 +68,7 @@ test("client validation blocks saving and names the fields", async () => {
   await userEvent.click(screen.getByRole("button", { name: "Add rule" }));
   await userEvent.click(screen.getByRole("button", { name: "Create flag" }));
   expect(screen.getByLabelText("Key")).toHaveAccessibleDescription(/ASCII letters/);
-  expect(screen.getByLabelText("Rule 1 Attribute")).toHaveAccessibleDescription("is required");
+  expect(screen.getByLabelText("Rule 1 condition 1 Attribute")).toHaveAccessibleDescription("is required");
   expect(calls.some((c) => c.method === "POST")).toBe(false);
 });
 
@@ -118,9 +118,9 @@ test("a 422 detail appears next to the rule field it names", async () => {
   await userEvent.type(await screen.findByLabelText("Description"), "!");
   await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
   await waitFor(() =>
-    expect(screen.getByLabelText("Rule 2 Values")).toHaveAccessibleDescription(/must not contain that value/),
+    expect(screen.getByLabelText("Rule 2 condition 1 Values")).toHaveAccessibleDescription(/must not contain that value/),
   );
-  expect(screen.getByLabelText("Rule 1 Values")).not.toHaveAccessibleDescription(/must not contain/);
+  expect(screen.getByLabelText("Rule 1 condition 1 Values")).not.toHaveAccessibleDescription(/must not contain/);
 });
 
 test("variant weights show their shares and a zero sum blocks saving", async () => {
@@ -205,13 +205,13 @@ test("dragging a rule onto another reorders, and prerequisites are sent with the
     ],
   });
   const { calls } = edit(current, { "PATCH /api/environments/e1/flags/checkout": current });
-  await screen.findByLabelText("Rule 3 Attribute");
+  await screen.findByLabelText("Rule 3 condition 1 Attribute");
   const handles = document.querySelectorAll(".drag-handle");
   const items = screen.getAllByRole("listitem");
   fireEvent.dragStart(handles[2]!);
   fireEvent.dragOver(items[0]!);
   fireEvent.drop(items[0]!);
-  expect(screen.getByLabelText("Rule 1 Attribute")).toHaveValue("c");
+  expect(screen.getByLabelText("Rule 1 condition 1 Attribute")).toHaveValue("c");
   await userEvent.click(screen.getByRole("button", { name: "Add prerequisite" }));
   await userEvent.selectOptions(screen.getByLabelText("Prerequisite 1 flag"), "auth");
   await userEvent.type(screen.getByLabelText("Prerequisite 1 required value"), "true");

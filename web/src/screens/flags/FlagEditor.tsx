@@ -6,8 +6,8 @@ import { useApi } from "../../api/context";
 import { Button, ConfirmDialog, ErrorBanner, Field, Loading, Notice, PageHeader, Time, Toggle } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import { OPERATORS } from "../../lib/targeting";
 import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag } from "./common";
+import { ConditionRows } from "./RuleConditions";
 import {
   FLAG_TYPES,
   apiFieldErrors,
@@ -20,15 +20,17 @@ import {
   flagToForm,
   formToInput,
   moveItem,
+  newId,
   patchFrom,
+  rowPath,
   weightSummary,
   type ChangeRequest,
   type FieldErrors,
   type Flag,
   type FlagForm,
   type FlagType,
-  type Operator,
   type RuleForm,
+  type VariantForm,
 } from "./flagform";
 import "./flags.css";
 
@@ -550,6 +552,7 @@ export default function FlagEditor() {
                 count={form.rules.length}
                 rule={r}
                 type={t}
+                flagVariants={form.variants}
                 errors={errors}
                 segments={segments.data ?? []}
                 onChange={(patch) => setRule(i, patch)}
@@ -741,6 +744,7 @@ function RuleEditor({
   count,
   rule,
   type,
+  flagVariants,
   errors,
   segments,
   onChange,
@@ -753,6 +757,7 @@ function RuleEditor({
   count: number;
   rule: RuleForm;
   type: FlagType;
+  flagVariants: VariantForm[];
   errors: FieldErrors;
   segments: { key: string; name: string }[];
   onChange: (patch: Partial<RuleForm>) => void;
@@ -764,7 +769,8 @@ function RuleEditor({
   const n = index + 1;
   const path = `rules.${index}`;
   const known = segments.some((s) => s.key === rule.segment_key);
-  const ruleErr = errorAt(errors, path);
+  const ruleErr = [errors[path], errors[`${path}.conditions`], leftoverErrors(errors, path, rule)].filter(Boolean).join("; ");
+  const sr = <span className="sr-only">Rule {n} </span>;
   return (
     <div className="rule-body">
       <div className="rule-head">
@@ -788,10 +794,14 @@ function RuleEditor({
           </Button>
         </div>
       </div>
-      {ruleErr && <div className="field-error">{ruleErr}</div>}
-      <div className="rule-fields">
-        {rule.kind === "segment" ? (
-          <Field label={<><span className="sr-only">Rule {n} </span>Segment</>} error={errorAt(errors, `${path}.segment_key`)}>
+      {ruleErr && (
+        <div className="field-error" role="alert">
+          {ruleErr}
+        </div>
+      )}
+      {rule.kind === "segment" && (
+        <div className="rule-segment">
+          <Field label={<>{sr}Segment</>} error={errorAt(errors, `${path}.segment_key`)}>
             {(p) => (
               <select {...p} value={rule.segment_key} onChange={(e) => onChange({ segment_key: e.target.value })}>
                 <option value="">Choose a segment…</option>
@@ -804,55 +814,191 @@ function RuleEditor({
               </select>
             )}
           </Field>
-        ) : (
-          <>
-            <Field label={<><span className="sr-only">Rule {n} </span>Attribute</>} error={errorAt(errors, `${path}.attribute`)}>
-              {(p) => (
-                <input
-                  {...p}
-                  type="text"
-                  placeholder="e.g. country"
-                  value={rule.attribute}
-                  onChange={(e) => onChange({ attribute: e.target.value })}
-                />
-              )}
-            </Field>
-            <Field label={<><span className="sr-only">Rule {n} </span>Operator</>} error={errorAt(errors, `${path}.operator`)}>
-              {(p) => (
-                <select {...p} value={rule.operator} onChange={(e) => onChange({ operator: e.target.value as Operator })}>
-                  {OPERATORS.map((o) => (
-                    <option key={o.value} value={o.value}>
-                      {o.label}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <Field label={<><span className="sr-only">Rule {n} </span>Values</>} hint="One per line; any one matching counts." error={errorAt(errors, `${path}.values`, true)}>
-              {(p) => <textarea {...p} rows={2} value={rule.values} onChange={(e) => onChange({ values: e.target.value })} />}
-            </Field>
-          </>
-        )}
-        {rule.kept && <p className="muted rule-kept">{keptSummary(rule.kept)}</p>}
+        </div>
+      )}
+      <ConditionRows
+        rule={rule}
+        field={path}
+        errors={errors}
+        label={`Rule ${n}`}
+        topLevelWhenEmpty={rule.kind === "condition"}
+        onChange={onChange}
+        empty={
+          rule.kind === "segment" ? (
+            <p className="muted">Everyone in the segment. Add conditions to narrow it: users must satisfy all of them too.</p>
+          ) : (
+            <p className="muted">No condition: add one (a rule needs a condition or a segment).</p>
+          )
+        }
+      />
+      <div className="rule-outcome">
+        <Field
+          label={<>{sr}Rollout %</>}
+          hint="Blank: everyone who matches. Otherwise that share of them (sticky per user); the others go on to the next rule."
+          error={errorAt(errors, `${path}.rollout_percentage`)}
+        >
+          {(p) => (
+            <input
+              {...p}
+              type="number"
+              min={0}
+              max={100}
+              step={1}
+              className="weight-input"
+              placeholder="100"
+              value={rule.rollout}
+              onChange={(e) => onChange({ rollout: e.target.value })}
+            />
+          )}
+        </Field>
         {type === "boolean" ? (
           <p className="muted rule-serve">Serves true</p>
         ) : (
-          <Field label={<><span className="sr-only">Rule {n} </span>Serves</>} hint="Blank: the default value." error={errorAt(errors, `${path}.variant`)}>
-            {(p) => <ValueInput {...p} type={type} value={rule.variant} onChange={(v) => onChange({ variant: v })} />}
-          </Field>
+          <RuleServe rule={rule} n={n} path={path} type={type} flagVariants={flagVariants} errors={errors} onChange={onChange} />
         )}
       </div>
     </div>
   );
 }
 
-// keptSummary says what a rule carries that this editor does not edit yet;
-// it is saved unchanged (docs/targeting.md has the whole rule language).
-function keptSummary(kept: NonNullable<RuleForm["kept"]>): string {
-  const parts: string[] = [];
-  const n = kept.conditions?.length ?? 0;
-  if (n > 0) parts.push(`${n} more condition${n === 1 ? "" : "s"} (all must hold)`);
-  if (kept.rollout_percentage !== undefined) parts.push(`a rule rollout of ${kept.rollout_percentage} %`);
-  if (kept.variants) parts.push(`a split over ${kept.variants.length} variant${kept.variants.length === 1 ? "" : "s"}`);
-  return `Also: ${parts.join(", ")}. Kept as written when you save; edit these through the API (docs/targeting.md).`;
+// leftoverErrors joins the messages under a rule that no field of the rule
+// editor shows (a path the server may name that the form has no input for),
+// so that no 422 detail is lost.
+function leftoverErrors(errors: FieldErrors, path: string, rule: RuleForm): string {
+  const shown = new Set<string>([path, `${path}.conditions`, `${path}.segment_key`, `${path}.rollout_percentage`, `${path}.variant`, `${path}.variants`]);
+  rule.conditions.forEach((c, j) => {
+    const p = rowPath(rule, path, j);
+    shown.add(`${p}.attribute`).add(`${p}.operator`).add(`${p}.values`);
+    c.values.forEach((_, k) => shown.add(`${p}.values.${k}`));
+  });
+  rule.split.forEach((_, k) => shown.add(`${path}.variants.${k}.value`).add(`${path}.variants.${k}.weight`));
+  return Object.keys(errors)
+    .filter((k) => k.startsWith(path + ".") && !shown.has(k))
+    .map((k) => `${k.slice(path.length + 1)}: ${errors[k]}`)
+    .join("; ");
+}
+
+// RuleServe chooses what a matching user gets: one value, or a weighted
+// split (the rule's variants, chosen with the flag's variant bucket so users
+// keep their arm).
+function RuleServe({
+  rule,
+  n,
+  path,
+  type,
+  flagVariants,
+  errors,
+  onChange,
+}: {
+  rule: RuleForm;
+  n: number;
+  path: string;
+  type: FlagType;
+  flagVariants: VariantForm[];
+  errors: FieldErrors;
+  onChange: (patch: Partial<RuleForm>) => void;
+}) {
+  const name = useId();
+  const weights = weightSummary(rule.split);
+  const setSplit = (split: VariantForm[]) => onChange({ split });
+  return (
+    <div className="rule-serve-block">
+      <fieldset className="serve-choice">
+        <legend>
+          <span className="sr-only">Rule {n} </span>Serves
+        </legend>
+        <label>
+          <input type="radio" name={name} checked={rule.serve === "value"} onChange={() => onChange({ serve: "value" })} /> one value
+        </label>
+        <label>
+          <input
+            type="radio"
+            name={name}
+            checked={rule.serve === "split"}
+            onChange={() =>
+              onChange({
+                serve: "split",
+                // Start from the flag's own variants, the usual experiment inside a segment.
+                split: rule.split.length > 0 ? rule.split : flagVariants.map((v) => ({ ...v, id: newId("variant") })),
+              })
+            }
+          />{" "}
+          a split
+        </label>
+      </fieldset>
+      {rule.serve === "value" ? (
+        <Field label={<><span className="sr-only">Rule {n} </span>Serves</>} hint="Blank: the default value." error={errorAt(errors, `${path}.variant`)}>
+          {(p) => <ValueInput {...p} type={type} value={rule.variant} onChange={(v) => onChange({ variant: v })} />}
+        </Field>
+      ) : (
+        <div className="rule-split">
+          {rule.split.length > 0 && (
+            <table className="variants-table">
+              <thead>
+                <tr>
+                  <th scope="col">Value</th>
+                  <th scope="col">Weight</th>
+                  <th scope="col">Share</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {rule.split.map((v, k) => {
+                  const valueErr = errorAt(errors, `${path}.variants.${k}.value`);
+                  const weightErr = errorAt(errors, `${path}.variants.${k}.weight`);
+                  const setV = (patch: Partial<VariantForm>) => setSplit(rule.split.map((x, j) => (j === k ? { ...x, ...patch } : x)));
+                  return (
+                    <tr key={v.id}>
+                      <td>
+                        <ValueInput
+                          type={type}
+                          aria-label={`Rule ${n} variant ${k + 1} value`}
+                          aria-invalid={valueErr ? true : undefined}
+                          value={v.value}
+                          onChange={(value) => setV({ value })}
+                        />
+                        {valueErr && <div className="field-error">{valueErr}</div>}
+                      </td>
+                      <td>
+                        <input
+                          type="number"
+                          min={0}
+                          step={1}
+                          className="weight-input"
+                          aria-label={`Rule ${n} variant ${k + 1} weight`}
+                          aria-invalid={weightErr ? true : undefined}
+                          value={v.weight}
+                          onChange={(e) => setV({ weight: e.target.value })}
+                        />
+                        {weightErr && <div className="field-error">{weightErr}</div>}
+                      </td>
+                      <td className="num">{weights.shares[k] ?? 0}%</td>
+                      <td>
+                        <Button variant="ghost" className="btn-small" onClick={() => setSplit(rule.split.filter((_, j) => j !== k))}>
+                          Remove<span className="sr-only"> rule {n} variant {k + 1}</span>
+                        </Button>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          )}
+          <Button className="btn-small" onClick={() => setSplit([...rule.split, emptyVariant()])}>
+            Add variant<span className="sr-only"> to rule {n}</span>
+          </Button>
+          <p className={weights.valid ? "weights-ok" : "weights-bad"} role="status">
+            {rule.split.length === 0 ? "No variants yet." : weights.message}
+          </p>
+          {errors[`${path}.variants`] && (
+            <div className="field-error" role="alert">
+              {errors[`${path}.variants`]}
+            </div>
+          )}
+        </div>
+      )}
+    </div>
+  );
 }

@@ -2,7 +2,10 @@ import { ApiError } from "../../api/client";
 import {
   apiFieldErrors,
   defaultTarget,
+  emptyCondition,
   emptyForm,
+  emptyRule,
+  emptySegmentRule,
   errorAt,
   flagToForm,
   formToInput,
@@ -11,7 +14,11 @@ import {
   normalizePath,
   parseValue,
   patchFrom,
+  ruleToForm,
+  rowPath,
   weightSummary,
+  type FlagForm,
+  type RuleForm,
 } from "./flagform";
 import { flag } from "../../test/fixtures";
 
@@ -95,7 +102,7 @@ test("patchFrom sends only the changed fields", () => {
 
 test("client validation names the API's field paths", () => {
   const form = { ...emptyForm(), key: "bad key", flag_type: "integer" as const, default_value: "x", disabled_value: "" };
-  form.rules = [{ id: "r", kind: "condition", attribute: "", operator: "equals", values: "", segment_key: "", variant: "1.5" }];
+  form.rules = [{ ...emptyRule(), variant: "1.5" }];
   form.variants = [{ id: "v", value: "3", weight: "0" }];
   const { errors } = formToInput(form);
   expect(Object.keys(errors).sort()).toEqual(
@@ -180,7 +187,7 @@ test("a prerequisite's required value follows that flag's type", () => {
   ]);
 });
 
-test("rule fields the form does not edit (conditions, rule rollout, split) are saved as loaded", () => {
+test("rules with conditions, a rule rollout and a split load and save unchanged", () => {
   const f = flag({
     key: "pricing",
     flag_type: "string",
@@ -210,4 +217,161 @@ test("rule fields the form does not edit (conditions, rule rollout, split) are s
     },
     { conditions: [{ attribute: "plan", operator: "not_in", values: ["free"] }], variants: [{ value: "b", weight: 1 }, { value: "c", weight: 1 }] },
   ]);
+});
+
+// stringFlagForm is an empty string flag's form with the given rules.
+function stringFlagForm(rules: RuleForm[]): FlagForm {
+  return { ...emptyForm(), key: "checkout", flag_type: "string", default_value: "classic", rules };
+}
+
+test("a new rule of one condition is written in the specification's shape; more conditions go into conditions", () => {
+  const one: RuleForm = { ...emptyRule(), conditions: [{ ...emptyCondition(), attribute: "country", values: ["DE", "", "AT"] }], variant: "de" };
+  const two: RuleForm = {
+    ...one,
+    conditions: [
+      ...one.conditions,
+      { ...emptyCondition(), attribute: "app_version", operator: "semver_greater_than_or_equal", values: ["2.4.0"] },
+      { ...emptyCondition(), attribute: "plan", operator: "not_in", values: ["free", "trial"] },
+    ],
+    rollout: "30",
+  };
+  const { input, errors } = formToInput(stringFlagForm([one, two]));
+  expect(errors).toEqual({});
+  expect(input.rules).toEqual([
+    { attribute: "country", operator: "equals", values: ["DE", "AT"], variant: "de" },
+    {
+      attribute: "country",
+      operator: "equals",
+      values: ["DE", "AT"],
+      conditions: [
+        { attribute: "app_version", operator: "semver_greater_than_or_equal", values: ["2.4.0"] },
+        { attribute: "plan", operator: "not_in", values: ["free", "trial"] },
+      ],
+      rollout_percentage: 30,
+      variant: "de",
+    },
+  ]);
+});
+
+test("a segment rule with conditions, and a conditions-only rule, keep their shape", () => {
+  const seg: RuleForm = {
+    ...emptySegmentRule(),
+    segment_key: "beta",
+    conditions: [{ ...emptyCondition(), attribute: "country", values: ["NL"] }],
+  };
+  const { input } = formToInput(stringFlagForm([seg, emptySegmentRule()]));
+  expect(input.rules?.[0]).toEqual({ segment_key: "beta", conditions: [{ attribute: "country", operator: "equals", values: ["NL"] }] });
+  expect(input.rules?.[1]).toEqual({ segment_key: "" });
+
+  const loaded = ruleToForm({ values: [], conditions: [{ attribute: "a", operator: "equals", values: ["1"] }, { attribute: "b", operator: "equals", values: ["2"] }] }, "string");
+  expect(loaded.topLevel).toBe(false);
+  expect(rowPath(loaded, "rules.3", 0)).toBe("rules.3.conditions.0");
+  expect(formToInput(stringFlagForm([loaded])).input.rules?.[0]).toEqual({
+    conditions: [
+      { attribute: "a", operator: "equals", values: ["1"] },
+      { attribute: "b", operator: "equals", values: ["2"] },
+    ],
+  });
+  const top = ruleToForm({ attribute: "a", operator: "equals", values: ["1"], conditions: [{ attribute: "b", operator: "equals", values: ["2"] }] });
+  expect([rowPath(top, "rules.0", 0), rowPath(top, "rules.0", 1)]).toEqual(["rules.0", "rules.0.conditions.0"]);
+});
+
+test("a split serializes as the rule's variants, typed by the flag, without variant", () => {
+  const form: FlagForm = {
+    ...stringFlagForm([]),
+    flag_type: "integer",
+    default_value: "1",
+    rules: [
+      {
+        ...emptyRule(),
+        conditions: [{ ...emptyCondition(), attribute: "plan", values: ["pro"] }],
+        serve: "split",
+        variant: "7", // left over from "one value": not sent with a split
+        split: [
+          { id: "a", value: "2", weight: "50" },
+          { id: "b", value: "3", weight: "0" },
+        ],
+      },
+    ],
+  };
+  const { input, errors } = formToInput(form);
+  expect(errors).toEqual({});
+  expect(input.rules?.[0]).toEqual({
+    attribute: "plan",
+    operator: "equals",
+    values: ["pro"],
+    variants: [
+      { value: 2, weight: 50 },
+      { value: 3, weight: 0 },
+    ],
+  });
+  // On a boolean flag a rule serves true: no variant, no split.
+  expect(formToInput({ ...form, flag_type: "boolean", default_value: "" }).input.rules?.[0]).toEqual({ attribute: "plan", operator: "equals", values: ["pro"] });
+});
+
+test("rule problems are named by the API's paths: values by index, rollout, split", () => {
+  const form = stringFlagForm([
+    {
+      ...emptyRule(),
+      conditions: [
+        { ...emptyCondition(), attribute: "country", values: ["DE"] },
+        { ...emptyCondition(), attribute: "app_version", operator: "semver_greater_than_or_equal", values: ["2.4.0", "", "2.4"] },
+        { ...emptyCondition(), attribute: "email", operator: "regex", values: ["(abc"] },
+        { ...emptyCondition(), attribute: "signed_up", operator: "after", values: ["2026-03-01"] },
+        { ...emptyCondition(), attribute: "", values: [""] },
+      ],
+      rollout: "101",
+      serve: "split",
+      split: [
+        { id: "a", value: "", weight: "x" },
+        { id: "b", value: "b", weight: "0" },
+      ],
+    },
+    { ...emptyRule(), conditions: [] },
+    { ...emptyRule(), serve: "split", conditions: [{ ...emptyCondition(), attribute: "a", values: ["1"] }], split: [{ id: "z", value: "z", weight: "0" }] },
+  ]);
+  const { errors } = formToInput(form);
+  expect(Object.keys(errors).sort()).toEqual(
+    [
+      "rules.0.conditions.0.values.1", // "2.4": the blank line is not sent, so it is value 1
+      "rules.0.conditions.1.values.0",
+      "rules.0.conditions.2.values.0",
+      "rules.0.conditions.3.attribute",
+      "rules.0.conditions.3.values",
+      "rules.0.rollout_percentage",
+      "rules.0.variants.0.value",
+      "rules.0.variants.0.weight",
+      "rules.1",
+      "rules.2.variants",
+    ].sort(),
+  );
+  expect(errors["rules.2.variants"]).toMatch(/add up to 0/);
+});
+
+test("fields of a rule or condition the form does not know round-trip unchanged", () => {
+  const rule = {
+    attribute: "country",
+    operator: "equals" as const,
+    values: ["DE"],
+    conditions: [{ attribute: "plan", operator: "equals" as const, values: ["pro"], case_insensitive: true }],
+    description: "from a newer server",
+  };
+  const f = flag({ flag_type: "string", default_value: "a", disabled_value: "off", rules: [rule as never] });
+  const { input, errors } = formToInput(flagToForm(f));
+  expect(errors).toEqual({});
+  expect(input.rules?.[0]).toEqual(rule);
+  expect(patchFrom(f, input)).toEqual({});
+});
+
+test("a loaded instant, version or pattern is sent back exactly as written", () => {
+  const rules = [
+    { attribute: "signed_up_at", operator: "after" as const, values: ["2026-02-28T23:30:00-01:00", "1772323200001"] },
+    { attribute: "app_version", operator: "semver_less_than" as const, values: ["v3.0.0-rc.1+b7"] },
+    { attribute: "email", operator: "regex" as const, values: ["^[^@]+@(acme|globex)\\.com$"] },
+  ];
+  const f = flag({ rules });
+  const { input, errors } = formToInput(flagToForm(f));
+  expect(errors).toEqual({});
+  expect(input.rules).toEqual(rules);
+  expect(patchFrom(f, input)).toEqual({});
 });

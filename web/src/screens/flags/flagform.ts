@@ -2,7 +2,7 @@
 // conversion to and from the API's Flag / FlagInput / FlagPatch, variant
 // weight sums, rule reordering, 422 field-path mapping and list summaries.
 import { ApiError, type ErrorDetail, type Schemas } from "../../api/client";
-import { KEY_PATTERN } from "../../lib/targeting";
+import { checkValue, KEY_PATTERN } from "../../lib/targeting";
 
 export type Flag = Schemas["Flag"];
 export type FlagInput = Schemas["FlagInput"];
@@ -14,32 +14,50 @@ export type Operator = Schemas["Operator"];
 export type FlagType = Schemas["FlagType"];
 export type AnyValue = Schemas["AnyValue"];
 export type ChangeRequest = Schemas["ChangeRequest"];
+export type Condition = Schemas["Condition"];
 
 export const FLAG_TYPES: FlagType[] = ["boolean", "string", "integer", "json"];
 
 // ---- Form state -----------------------------------------------------------
 
 // Values are edited as text and parsed by the flag's type on save.
+
+// ConditionForm is one condition row: attribute, operator and its values,
+// one per entry (blank entries are dropped on save).
+export type ConditionForm = {
+  id: string;
+  attribute: string;
+  operator: Operator;
+  values: string[];
+  extra?: Record<string, unknown>; // fields this editor does not know, kept as loaded
+};
+
+// RuleForm is one targeting rule (extensions.md §2): an optional segment and
+// condition rows, all of which must hold. When topLevel is set, the first row
+// is the rule's top-level condition (the specification's attribute, operator
+// and values) and the others are its conditions; otherwise every row is an
+// entry of conditions. So a rule comes back in the shape it was written in,
+// and a new one-condition rule is written in the specification's shape.
 export type RuleForm = {
   id: string;
   kind: "condition" | "segment";
-  attribute: string;
-  operator: Operator;
-  values: string; // one value per line
   segment_key: string;
+  topLevel: boolean;
+  conditions: ConditionForm[];
+  rollout: string; // rule rollout percentage; "" = none (everyone who matches)
+  serve: "value" | "split"; // one value (variant) or a weighted split (variants)
   variant: string; // "" = unset (falls back to the default value)
-  // What the form does not edit yet (extensions.md §2: more conditions, a
-  // rule rollout, a rule split), kept as loaded so that saving never drops it.
-  kept?: Pick<TargetingRule, "conditions" | "rollout_percentage" | "variants">;
+  split: VariantForm[];
+  extra?: Record<string, unknown>; // fields this editor does not know, kept as loaded
 };
 
-// keptOf returns a rule's fields the form does not edit, or undefined.
-function keptOf(r: TargetingRule): RuleForm["kept"] {
-  const kept: NonNullable<RuleForm["kept"]> = {};
-  if (r.conditions && r.conditions.length > 0) kept.conditions = r.conditions;
-  if (r.rollout_percentage !== undefined && r.rollout_percentage !== null) kept.rollout_percentage = r.rollout_percentage;
-  if (r.variants && r.variants.length > 0) kept.variants = r.variants;
-  return Object.keys(kept).length > 0 ? kept : undefined;
+const RULE_FIELDS = ["attribute", "operator", "values", "conditions", "segment_key", "variant", "rollout_percentage", "variants"];
+const CONDITION_FIELDS = ["attribute", "operator", "values"];
+
+// extraOf returns an object's fields outside known, or undefined when none.
+function extraOf(o: object, known: string[]): Record<string, unknown> | undefined {
+  const extra = Object.fromEntries(Object.entries(o).filter(([k]) => !known.includes(k)));
+  return Object.keys(extra).length > 0 ? extra : undefined;
 }
 export type VariantForm = { id: string; value: string; weight: string };
 export type PrereqForm = { id: string; flag_key: string; required_value: string }; // "" = "is on"
@@ -66,11 +84,24 @@ export function newId(prefix = "row"): string {
   return `${prefix}-${seq}`;
 }
 
+export function emptyCondition(): ConditionForm {
+  return { id: newId("cond"), attribute: "", operator: "equals", values: [""] };
+}
 export function emptyRule(): RuleForm {
-  return { id: newId("rule"), kind: "condition", attribute: "", operator: "equals", values: "", segment_key: "", variant: "" };
+  return {
+    id: newId("rule"),
+    kind: "condition",
+    segment_key: "",
+    topLevel: true,
+    conditions: [emptyCondition()],
+    rollout: "",
+    serve: "value",
+    variant: "",
+    split: [],
+  };
 }
 export function emptySegmentRule(): RuleForm {
-  return { ...emptyRule(), kind: "segment" };
+  return { ...emptyRule(), kind: "segment", topLevel: false, conditions: [] };
 }
 export function emptyVariant(): VariantForm {
   return { id: newId("variant"), value: "", weight: "" };
@@ -152,16 +183,7 @@ export function flagToForm(f: Flag): FlagForm {
     disabled_value: formatValue(t, f.disabled_value),
     rollout: f.rollout_percentage,
     variants: f.variants.map((v) => ({ id: newId("variant"), value: formatValue(t, v.value), weight: String(v.weight) })),
-    rules: f.rules.map((r) => ({
-      id: newId("rule"),
-      kind: r.segment_key ? "segment" : "condition",
-      attribute: r.attribute ?? "",
-      operator: r.operator ?? "equals",
-      values: (r.values ?? []).join("\n"),
-      segment_key: r.segment_key ?? "",
-      variant: formatValue(t, r.variant),
-      kept: keptOf(r),
-    })),
+    rules: f.rules.map((r) => ruleToForm(r, t)),
     prerequisites: f.prerequisites.map((p) => ({
       id: newId("prereq"),
       flag_key: p.flag_key,
@@ -171,6 +193,80 @@ export function flagToForm(f: Flag): FlagForm {
     owner_email: f.owner_email ?? "",
     client_side: f.client_side ?? false,
   };
+}
+
+// ruleToForm loads a rule (of a flag of type t, or of a segment without t).
+export function ruleToForm(r: TargetingRule, t?: FlagType): RuleForm {
+  const hasTop = typeof r.attribute === "string" && r.attribute !== "";
+  const rows: ConditionForm[] = (r.conditions ?? []).map((c) => ({
+    id: newId("cond"),
+    attribute: c.attribute,
+    operator: c.operator,
+    values: c.values.length > 0 ? [...c.values] : [""],
+    extra: extraOf(c, CONDITION_FIELDS),
+  }));
+  if (hasTop) rows.unshift({ id: newId("cond"), attribute: r.attribute ?? "", operator: r.operator ?? "equals", values: r.values?.length ? [...r.values] : [""] });
+  const extra: Record<string, unknown> = extraOf(r, RULE_FIELDS) ?? {};
+  if (!hasTop) {
+    // Without an attribute the server ignores an operator or values (segment
+    // rules of old); keep them as they were rather than drop them.
+    if (r.operator) extra.operator = r.operator;
+    if (r.values && r.values.length > 0) extra.values = r.values;
+  }
+  const kind = r.segment_key ? "segment" : "condition";
+  const split = (r.variants ?? []).map((v) => ({ id: newId("variant"), value: t ? formatValue(t, v.value) : formatLoose(v.value), weight: String(v.weight) }));
+  return {
+    id: newId("rule"),
+    kind,
+    segment_key: r.segment_key ?? "",
+    topLevel: hasTop,
+    conditions: rows,
+    rollout: r.rollout_percentage === undefined || r.rollout_percentage === null ? "" : String(r.rollout_percentage),
+    serve: split.length > 0 ? "split" : "value",
+    variant: t ? formatValue(t, r.variant) : formatLoose(r.variant),
+    split,
+    extra: Object.keys(extra).length > 0 ? extra : undefined,
+  };
+}
+
+// rowPath is the API field path of a rule's condition row j: the rule itself
+// for its top-level condition, else its entry of conditions.
+export function rowPath(rule: Pick<RuleForm, "topLevel">, field: string, j: number): string {
+  if (rule.topLevel && j === 0) return field;
+  return `${field}.conditions.${rule.topLevel ? j - 1 : j}`;
+}
+
+// conditionValues is a row's values as sent: blank entries dropped.
+export function conditionValues(c: ConditionForm): string[] {
+  return c.values.filter((v) => v !== "");
+}
+
+// conditionsOf writes a rule's condition rows in the rule's shape and
+// collects client-side problems under the API's paths
+// ("rules.1.conditions.0.values.2").
+export function conditionsOf(
+  r: RuleForm,
+  field: string,
+  errors: FieldErrors,
+): Pick<TargetingRule, "attribute" | "operator" | "values" | "conditions"> {
+  const out: Pick<TargetingRule, "attribute" | "operator" | "values" | "conditions"> = {};
+  const conditions: Condition[] = [];
+  r.conditions.forEach((c, j) => {
+    const path = rowPath(r, field, j);
+    const values = conditionValues(c);
+    if (!c.attribute.trim()) errors[path + ".attribute"] = "is required";
+    if (values.length === 0) errors[path + ".values"] = "needs at least one value";
+    values.forEach((v, k) => {
+      const why = checkValue(c.operator, v);
+      if (why) errors[`${path}.values.${k}`] = why;
+    });
+    const cond = { ...c.extra, attribute: c.attribute.trim(), operator: c.operator, values };
+    if (r.topLevel && j === 0) Object.assign(out, cond);
+    else conditions.push(cond as Condition);
+  });
+  if (conditions.length > 0) out.conditions = conditions;
+  if (r.kind === "condition" && r.conditions.length === 0) errors[field] = "needs at least one condition";
+  return out;
 }
 
 // parseLoose reads a prerequisite's required value: JSON when it parses
@@ -237,22 +333,31 @@ export function formToInput(
 
   const rules: TargetingRule[] = form.rules.map((r, i) => {
     const field = `rules.${i}`;
-    const rule: TargetingRule = {};
+    const rule: TargetingRule = { ...r.extra };
     if (r.kind === "segment") {
       if (!r.segment_key) errors[field + ".segment_key"] = "choose a segment";
       rule.segment_key = r.segment_key;
-    } else if (r.kept?.conditions && !r.attribute.trim() && splitValues(r.values).length === 0) {
-      // Only the kept conditions: no top-level condition to write.
-    } else {
-      if (!r.attribute.trim()) errors[field + ".attribute"] = "is required";
-      const values = splitValues(r.values);
-      if (values.length === 0) errors[field + ".values"] = "needs at least one value";
-      rule.attribute = r.attribute.trim();
-      rule.operator = r.operator;
-      rule.values = values;
     }
-    Object.assign(rule, r.kept);
-    if (t !== "boolean") {
+    Object.assign(rule, conditionsOf(r, field, errors));
+    const rollout = r.rollout.trim();
+    if (rollout !== "") {
+      if (!/^\d+$/.test(rollout) || Number(rollout) > 100) errors[field + ".rollout_percentage"] = "must be a whole number from 0 to 100";
+      else rule.rollout_percentage = Number(rollout);
+    }
+    if (t !== "boolean" && r.serve === "split") {
+      rule.variants = r.split.map((v, k) => {
+        const at = `${field}.variants.${k}`;
+        const w = v.weight.trim();
+        if (!/^\d+$/.test(w)) errors[at + ".weight"] = "must be a whole number, 0 or more";
+        const val = value(at + ".value", v.value);
+        if (val === undefined && !errors[at + ".value"]) errors[at + ".value"] = "is required";
+        return { weight: /^\d+$/.test(w) ? Number(w) : 0, value: val ?? null };
+      });
+      if (r.split.length === 0) errors[field + ".variants"] = "add a variant, or serve one value";
+      else if (r.split.every((v) => /^\d+$/.test(v.weight.trim())) && weightSummary(r.split).sum === 0) {
+        errors[field + ".variants"] = "weights add up to 0: no variant would be served";
+      }
+    } else if (t !== "boolean") {
       const v = value(field + ".variant", r.variant);
       if (v !== undefined) rule.variant = v;
     }

@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import type { Schemas } from "../../api/client";
 import { renderScreen } from "../../test/render";
 import { envUrl, scopeRoutes } from "../../test/fixtures";
-import Segments, { parseValues, segmentUsage } from "./Segments";
+import Segments, { segmentUsage } from "./Segments";
 
 const beta: Schemas["Segment"] = {
   id: "s1",
@@ -28,10 +28,9 @@ const flags = [
   flag("banner", [{ segment_key: "beta" }]),
 ];
 
-test("segmentUsage lists each referencing flag once; parseValues drops blanks", () => {
+test("segmentUsage lists each referencing flag once", () => {
   expect(segmentUsage(flags).get("beta")).toEqual(["checkout", "banner"]);
   expect(segmentUsage(flags).get("country")).toBeUndefined();
-  expect(parseValues(" US, ,CA ,")).toEqual(["US", "CA"]);
 });
 
 test("the list shows which flags use a segment; delete warns and shows a 409", async () => {
@@ -78,19 +77,19 @@ test("create validates rules, then sends key, name and parsed rules; 422 details
   expect(screen.getByLabelText("Key")).toHaveValue("internal-staff");
   await userEvent.click(screen.getByRole("button", { name: "Create segment" }));
   const rule1 = screen.getByRole("group", { name: "Rule 1" });
-  expect(within(rule1).getByText("Enter an attribute.")).toBeInTheDocument();
+  expect(within(rule1).getByLabelText("Rule 1 condition 1 Attribute")).toHaveAccessibleDescription("is required");
   expect(calls.some((c) => c.method === "POST")).toBe(false);
 
-  await userEvent.type(within(rule1).getByLabelText("Attribute"), "country");
-  await userEvent.selectOptions(within(rule1).getByLabelText("Operator"), "not_equals");
-  await userEvent.type(within(rule1).getByLabelText("Values"), "US, CA");
+  await userEvent.type(within(rule1).getByLabelText("Rule 1 condition 1 Attribute"), "country");
+  await userEvent.selectOptions(within(rule1).getByLabelText("Rule 1 condition 1 Operator"), "not_equals");
+  await userEvent.type(within(rule1).getByLabelText("Rule 1 condition 1 Values"), "US{Enter}CA");
   await userEvent.click(screen.getByRole("button", { name: "Add rule" }));
   const rule2 = screen.getByRole("group", { name: "Rule 2" });
-  await userEvent.type(within(rule2).getByLabelText("Attribute"), "plan");
-  await userEvent.type(within(rule2).getByLabelText("Values"), "pro");
+  await userEvent.type(within(rule2).getByLabelText("Rule 2 condition 1 Attribute"), "plan");
+  await userEvent.type(within(rule2).getByLabelText("Rule 2 condition 1 Values"), "pro");
   await userEvent.click(screen.getByRole("button", { name: "Create segment" }));
 
-  await waitFor(() => expect(within(rule2).getByLabelText("Values")).toHaveAccessibleDescription(/needs at least one value/));
+  await waitFor(() => expect(within(rule2).getByLabelText("Rule 2 condition 1 Values")).toHaveAccessibleDescription(/needs at least one value/));
   expect(calls.find((c) => c.method === "POST")?.body).toEqual({
     key: "internal-staff",
     name: "Internal Staff",
@@ -102,7 +101,7 @@ test("create validates rules, then sends key, name and parsed rules; 422 details
   });
 });
 
-test("editing PATCHes name, description and rules, keeping fields the form does not show", async () => {
+test("editing PATCHes name, description and rules, keeping the rule's value", async () => {
   const { calls } = renderScreen(<Segments />, {
     ...envUrl("segments"),
     routes: {
@@ -114,9 +113,9 @@ test("editing PATCHes name, description and rules, keeping fields the form does 
   });
   await userEvent.click(await screen.findByRole("button", { name: "Edit beta" }));
   expect(await screen.findByText(/Saving changes who gets which value in checkout, banner/)).toBeInTheDocument();
-  const values = within(screen.getByRole("group", { name: "Rule 1" })).getByLabelText("Values");
+  const values = within(screen.getByRole("group", { name: "Rule 1" })).getByLabelText("Rule 1 condition 1 Values");
   await userEvent.clear(values);
-  await userEvent.type(values, "@acme.com, @acme.io");
+  await userEvent.type(values, "@acme.com{Enter}@acme.io");
   await userEvent.click(screen.getByRole("button", { name: "Save segment" }));
   await screen.findByText("Saved segment beta.");
   expect(calls.find((c) => c.method === "PATCH")?.body).toEqual({
@@ -142,4 +141,49 @@ test("in an approval-required environment the screen says so and offers no write
   expect(screen.getByRole("button", { name: "New segment" })).toBeDisabled();
   expect(screen.getByRole("button", { name: "Delete beta" })).toBeDisabled();
   expect(screen.getByRole("button", { name: "Edit beta" })).toBeDisabled();
+});
+
+test("a segment rule of several conditions: input help, the body sent, and a 422 on a condition value", async () => {
+  const { calls } = renderScreen(<Segments />, {
+    ...envUrl("segments"),
+    routes: {
+      ...scopeRoutes(),
+      "GET /api/environments/e1/segments": [],
+      "GET /api/environments/e1/flags": [],
+      "POST /api/environments/e1/segments": {
+        status: 422,
+        body: { error: "invalid", details: [{ field: "rules.0.conditions.0.values.0", message: "is not an RE2 pattern" }] },
+      },
+    },
+  });
+  await userEvent.click(await screen.findByRole("button", { name: "New segment" }));
+  await userEvent.type(screen.getByLabelText("Name"), "Modern app");
+  const rule1 = screen.getByRole("group", { name: "Rule 1" });
+  await userEvent.type(within(rule1).getByLabelText("Rule 1 condition 1 Attribute"), "app_version");
+  await userEvent.selectOptions(within(rule1).getByLabelText("Rule 1 condition 1 Operator"), "semver_greater_than_or_equal");
+  const versions = within(rule1).getByLabelText("Rule 1 condition 1 Values");
+  await userEvent.type(versions, "v2");
+  expect(versions).toHaveAccessibleDescription(/“v2” is not a version/);
+  await userEvent.type(versions, ".4.0");
+  expect(versions).not.toHaveAttribute("aria-invalid");
+  await userEvent.click(within(rule1).getByRole("button", { name: "Add condition to rule 1" }));
+  await userEvent.type(within(rule1).getByLabelText("Rule 1 condition 2 Attribute"), "email");
+  await userEvent.selectOptions(within(rule1).getByLabelText("Rule 1 condition 2 Operator"), "regex");
+  const pattern = within(rule1).getByLabelText("Rule 1 condition 2 Values");
+  await userEvent.type(pattern, "@acme\\.(io|dev)$");
+  await userEvent.click(screen.getByRole("button", { name: "Create segment" }));
+  await waitFor(() => expect(pattern).toHaveAccessibleDescription(/is not an RE2 pattern/));
+  expect(calls.find((c) => c.method === "POST")?.body).toEqual({
+    key: "modern-app",
+    name: "Modern app",
+    description: null,
+    rules: [
+      {
+        attribute: "app_version",
+        operator: "semver_greater_than_or_equal",
+        values: ["v2.4.0"],
+        conditions: [{ attribute: "email", operator: "regex", values: ["@acme\\.(io|dev)$"] }],
+      },
+    ],
+  });
 });

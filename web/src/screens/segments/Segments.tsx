@@ -9,12 +9,13 @@ import { useApi } from "../../api/context";
 import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader, Time } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
-import { KEY_PATTERN, keyFromName, OPERATORS, operatorLabel } from "../../lib/targeting";
+import { KEY_PATTERN, keyFromName, operatorLabel } from "../../lib/targeting";
+import { apiFieldErrors, conditionsOf, emptyRule, parseLoose, ruleToForm, type FieldErrors, type RuleForm } from "../flags/flagform";
+import { ConditionRows } from "../flags/RuleConditions";
 import "../admin/admin.css";
 
 type Segment = Schemas["Segment"];
 type Rule = Schemas["TargetingRule"];
-type Operator = Schemas["Operator"];
 
 // segmentUsage maps each segment key to the keys of the flags whose rules reference it.
 export function segmentUsage(flags: Schemas["Flag"][]): Map<string, string[]> {
@@ -32,17 +33,14 @@ export function segmentUsage(flags: Schemas["Flag"][]): Map<string, string[]> {
   return usage;
 }
 
-// parseValues splits the comma-separated values field, dropping blanks.
-export function parseValues(text: string): string[] {
-  return text
-    .split(",")
-    .map((v) => v.trim())
-    .filter((v) => v !== "");
-}
-
+// ruleSummary reads a rule in one line: its conditions joined by "and".
 export function ruleSummary(r: Rule): string {
   if (r.segment_key) return `in segment ${r.segment_key}`;
-  return `${r.attribute ?? "?"} ${r.operator ? operatorLabel(r.operator) : "?"} ${(r.values ?? []).join(", ")}`;
+  const parts = [
+    ...(r.attribute ? [{ attribute: r.attribute, operator: r.operator, values: r.values ?? [] }] : []),
+    ...(r.conditions ?? []),
+  ].map((c) => `${c.attribute} ${c.operator ? operatorLabel(c.operator) : "?"} ${c.values.join(", ")}`);
+  return parts.length > 0 ? parts.join(" and ") : "no condition";
 }
 
 export default function Segments() {
@@ -250,24 +248,17 @@ export default function Segments() {
   );
 }
 
-type DraftRule = { attribute: string; operator: Operator; values: string; base: Rule };
-
-function toDraft(r: Rule): DraftRule {
-  return { attribute: r.attribute ?? "", operator: r.operator ?? "equals", values: (r.values ?? []).join(", "), base: r };
-}
-
-// onlyConditions reports a rule that tests nothing but its conditions
-// (extensions.md §2): it writes no top-level attribute, operator or values.
-function onlyConditions(d: DraftRule): boolean {
-  return (d.base.conditions?.length ?? 0) > 0 && !d.attribute.trim() && parseValues(d.values).length === 0;
-}
-
-export function fromDraft(d: DraftRule): Rule {
-  if (onlyConditions(d)) {
-    const { attribute: _a, operator: _o, values: _v, ...rest } = d.base;
-    return rest;
-  }
-  return { ...d.base, attribute: d.attribute.trim(), operator: d.operator, values: parseValues(d.values) };
+// segmentRuleOf writes one rule of a segment from the editor and collects
+// client-side problems under the API's paths. Segments are untyped, so a
+// rule's optional value is read loosely (JSON when it parses, else text).
+export function segmentRuleOf(r: RuleForm, i: number, errors: FieldErrors): Rule {
+  const field = `rules.${i}`;
+  const rule: Rule = { ...r.extra };
+  if (r.kind === "segment") rule.segment_key = r.segment_key; // not allowed in segments: the server says so
+  Object.assign(rule, conditionsOf(r, field, errors));
+  const variant = parseLoose(r.variant);
+  if (variant !== undefined) rule.variant = variant;
+  return rule;
 }
 
 function SegmentEditor({
@@ -289,15 +280,13 @@ function SegmentEditor({
   const [key, setKey] = useState(segment?.key ?? "");
   const [keyEdited, setKeyEdited] = useState(Boolean(segment));
   const [description, setDescription] = useState(segment?.description ?? "");
-  const [rules, setRules] = useState<DraftRule[]>(
-    segment ? segment.rules.map(toDraft) : [{ attribute: "", operator: "equals", values: "", base: {} }],
-  );
+  const [rules, setRules] = useState<RuleForm[]>(segment ? segment.rules.map((r) => ruleToForm(r)) : [emptyRule()]);
   const [local, setLocal] = useState<Record<string, string>>({});
   const effectiveKey = keyEdited ? key : keyFromName(name);
 
   const save = useMutation({
     mutationFn: () => {
-      const body = { name: name.trim(), description: description.trim() || null, rules: rules.map(fromDraft) };
+      const body = { name: name.trim(), description: description.trim() || null, rules: rules.map((r, i) => segmentRuleOf(r, i, {})) };
       return segment
         ? unwrap(api.PATCH("/api/environments/{env_id}/segments/{key}", { params: { path: { env_id: envId, key: segment.key } }, body }))
         : unwrap(api.POST("/api/environments/{env_id}/segments", { params: { path: { env_id: envId } }, body: { ...body, key: effectiveKey } }));
@@ -313,18 +302,16 @@ function SegmentEditor({
   const fe = (f: string) =>
     local[f] ?? fieldErrorOf(err, f) ?? (f === "key" && err instanceof ApiError && err.status === 409 && !segment && /already exists/.test(err.message) ? err.message : undefined);
 
-  const setRule = (i: number, patch: Partial<DraftRule>) => setRules((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  const setRule = (i: number, patch: Partial<RuleForm>) => setRules((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  // The server's 422 details by field, then this form's own checks.
+  const ruleErrors: FieldErrors = { ...apiFieldErrors(err), ...local };
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const errs: Record<string, string> = {};
     if (!name.trim()) errs.name = "Enter a name.";
     if (!segment && !KEY_PATTERN.test(effectiveKey)) errs.key = "1 to 100 letters, digits, underscores or hyphens.";
-    rules.forEach((r, i) => {
-      if (r.base.segment_key || onlyConditions(r)) return;
-      if (!r.attribute.trim()) errs[`rules.${i}.attribute`] = "Enter an attribute.";
-      if (parseValues(r.values).length === 0) errs[`rules.${i}.values`] = "Enter at least one value.";
-    });
+    rules.forEach((r, i) => segmentRuleOf(r, i, errs));
     setLocal(errs);
     if (Object.keys(errs).length === 0) save.mutate();
   };
@@ -364,44 +351,44 @@ function SegmentEditor({
         <fieldset className="rules-fieldset">
           <legend>Rules — a user is in the segment when any rule matches</legend>
           {rules.length === 0 && <p className="muted">No rules: the segment matches nobody.</p>}
-          {rules.map((r, i) => (
-            <div className="rule-row" key={i} role="group" aria-label={`Rule ${i + 1}`}>
-              {r.base.segment_key ? (
-                <p className="muted" style={{ gridColumn: "1 / 4" }}>
-                  References segment {r.base.segment_key} (not allowed in segments; remove it)
-                </p>
-              ) : (
-                <>
-                  <Field label="Attribute" error={fe(`rules.${i}.attribute`)}>
-                    {(p) => <input {...p} value={r.attribute} onChange={(e) => setRule(i, { attribute: e.target.value })} placeholder="e.g. country" />}
-                  </Field>
-                  <Field label="Operator" error={fe(`rules.${i}.operator`)}>
-                    {(p) => (
-                      <select {...p} value={r.operator} onChange={(e) => setRule(i, { operator: e.target.value as Operator })}>
-                        {OPERATORS.map((o) => (
-                          <option key={o.value} value={o.value}>
-                            {o.label}
-                          </option>
-                        ))}
-                      </select>
-                    )}
-                  </Field>
-                  <Field label="Values" hint="Comma-separated; any one matching counts" error={fe(`rules.${i}.values`) ?? fe(`rules.${i}`)}>
-                    {(p) => <input {...p} value={r.values} onChange={(e) => setRule(i, { values: e.target.value })} placeholder="e.g. US, CA" />}
-                  </Field>
-                </>
-              )}
-              <Button
-                variant="ghost"
-                className="btn-small rule-remove"
-                aria-label={`Remove rule ${i + 1}`}
-                onClick={() => setRules((rs) => rs.filter((_, j) => j !== i))}
-              >
-                Remove
-              </Button>
-            </div>
-          ))}
-          <Button className="btn-small" onClick={() => setRules((rs) => [...rs, { attribute: "", operator: "equals", values: "", base: {} }])}>
+          {rules.map((r, i) => {
+            const path = `rules.${i}`;
+            const head = [ruleErrors[path], ruleErrors[`${path}.conditions`], ruleErrors[`${path}.segment_key`]].filter(Boolean).join("; ");
+            return (
+              <div className="segment-rule" key={r.id} role="group" aria-label={`Rule ${i + 1}`}>
+                <div className="rule-head">
+                  <strong>Rule {i + 1}</strong>
+                  <Button variant="ghost" className="btn-small rule-remove" onClick={() => setRules((rs) => rs.filter((_, j) => j !== i))}>
+                    Remove<span className="sr-only"> rule {i + 1}</span>
+                  </Button>
+                </div>
+                {r.kind === "segment" && (
+                  <p className="muted">References segment {r.segment_key} (not allowed in segments; remove it)</p>
+                )}
+                {head && (
+                  <div className="field-error" role="alert">
+                    {head}
+                  </div>
+                )}
+                <ConditionRows
+                  rule={r}
+                  field={path}
+                  errors={ruleErrors}
+                  label={`Rule ${i + 1}`}
+                  onChange={(patch) => setRule(i, patch)}
+                  empty={<p className="muted">No condition: add one.</p>}
+                />
+                <Field
+                  label={<><span className="sr-only">Rule {i + 1} </span>Serves (optional)</>}
+                  hint="Blank: each flag's own rule value. Otherwise this value, in every flag that uses the segment (JSON, or plain text for a string)."
+                  error={ruleErrors[`${path}.variant`]}
+                >
+                  {(p) => <input {...p} value={r.variant} className="segment-variant" onChange={(e) => setRule(i, { variant: e.target.value })} />}
+                </Field>
+              </div>
+            );
+          })}
+          <Button className="btn-small" onClick={() => setRules((rs) => [...rs, emptyRule()])}>
             Add rule
           </Button>
         </fieldset>

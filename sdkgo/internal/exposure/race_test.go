@@ -1,0 +1,5 @@
+//go:build race
+
+package exposure
+
+const raceEnabled = true
