@@ -669,6 +669,7 @@ test("a rule of several conditions with a rollout and a split, built in the edit
   const versions = page.getByLabel("Rule 1 condition 2 Values");
   await versions.fill("2.4");
   await page.getByText("“2.4” is not a version", { exact: false }).waitFor(); // checked as you type
+  await page.getByRole("group", { name: "Rule 1 condition 2" }).screenshot({ path: path.join(artifacts, "20-rule-editor-version-check.png") });
   await versions.fill("2.4.0");
   await page.getByText("“2.4” is not a version", { exact: false }).waitFor({ state: "detached" });
   await page.getByRole("button", { name: "Add condition to rule 1" }).click();
@@ -684,11 +685,14 @@ test("a rule of several conditions with a rollout and a split, built in the edit
     await page.getByLabel(`Rule 1 variant ${i} value`).fill(value);
     await page.getByLabel(`Rule 1 variant ${i} weight`).fill("1");
   }
-  await page.getByRole("heading", { name: "Targeting rules" }).scrollIntoViewIfNeeded();
-  await page.screenshot({ path: path.join(artifacts, "20-rule-editor.png"), fullPage: true });
   const problems = (await accessibility(page)).map((v) => `rule editor: ${v}`);
   await page.getByRole("button", { name: "Create flag" }).click();
   await page.waitForURL(new RegExp(`/flags/${KEY}$`));
+  // As saved and loaded again (no unsaved edit, so the Save bar is not pinned over the page).
+  await page.getByRole("button", { name: "Save flag" }).waitFor();
+  assert.equal(await page.getByLabel("Rule 1 condition 3 Attribute").inputValue(), "signed_up_at");
+  await page.waitForLoadState("networkidle").catch(() => undefined);
+  await page.screenshot({ path: path.join(artifacts, "20-rule-editor.png"), fullPage: true });
 
   const rule = {
     attribute: "country",

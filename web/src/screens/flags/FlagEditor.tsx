@@ -532,7 +532,9 @@ export default function FlagEditor() {
         }
       >
         <p className="muted">
-          Evaluated in order; the first match wins and bypasses the rollout. Drag a rule or use Move up / Move down to reorder.
+          Evaluated in order; the first match wins and bypasses the flag&apos;s rollout. A rule matches when all of its conditions
+          hold (and, for a segment rule, the user is in the segment); a rule rollout lets only that share of them in. Drag a rule or
+          use Move up / Move down to reorder.
         </p>
         {form.rules.length === 0 && <p className="muted">No rules: everyone goes through the rollout.</p>}
         <ol className="rules">
