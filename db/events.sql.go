@@ -139,10 +139,34 @@ func (q *Queries) FoldGoalEvents(ctx context.Context, arg FoldGoalEventsParams) 
 }
 
 const listEventKeys = `-- name: ListEventKeys :many
-SELECT event_key, total, unique_users, last_seen FROM goal_event_keys
-WHERE environment_id = $1 AND total > 0
-ORDER BY event_key
+WITH tail AS (
+    SELECT ge.event_key, ge.user_id, ge.occurred_at
+    FROM goal_events ge
+    WHERE ge.environment_id = $1 AND ge.id > $2
+), keys AS (
+    SELECT k.event_key, k.total, k.unique_users, k.last_seen
+    FROM goal_event_keys k
+    WHERE k.environment_id = $1
+    UNION ALL
+    SELECT t.event_key, count(*), count(DISTINCT t.user_id) FILTER (WHERE NOT EXISTS (
+               SELECT 1 FROM goal_event_users g
+               WHERE g.environment_id = $1 AND g.event_key = t.event_key AND g.user_id = t.user_id)),
+           max(t.occurred_at)
+    FROM tail t
+    GROUP BY t.event_key
+)
+SELECT ks.event_key, sum(ks.total)::bigint AS total, sum(ks.unique_users)::bigint AS unique_users,
+       max(ks.last_seen)::timestamptz AS last_seen
+FROM keys ks
+GROUP BY ks.event_key
+HAVING sum(ks.total) > 0
+ORDER BY ks.event_key
 `
+
+type ListEventKeysParams struct {
+	EnvironmentID uuid.UUID
+	EventsAfter   int64
+}
 
 type ListEventKeysRow struct {
 	EventKey    string
@@ -151,8 +175,9 @@ type ListEventKeysRow struct {
 	LastSeen    time.Time
 }
 
-func (q *Queries) ListEventKeys(ctx context.Context, environmentID uuid.UUID) ([]ListEventKeysRow, error) {
-	rows, err := q.db.Query(ctx, listEventKeys, environmentID)
+// Rollups through the watermark plus the raw rows after it (read.go).
+func (q *Queries) ListEventKeys(ctx context.Context, arg ListEventKeysParams) ([]ListEventKeysRow, error) {
+	rows, err := q.db.Query(ctx, listEventKeys, arg.EnvironmentID, arg.EventsAfter)
 	if err != nil {
 		return nil, err
 	}

@@ -52,23 +52,37 @@ func (q *Queries) CountImpressionsByUser(ctx context.Context, arg CountImpressio
 }
 
 const countImpressionsFromDaily = `-- name: CountImpressionsFromDaily :one
-SELECT coalesce(sum(impressions), 0)::bigint FROM impression_daily
-WHERE environment_id = $1
-  AND ($2::text IS NULL OR flag_key = $2)
-  AND ($3::text IS NULL OR value = $3)
+SELECT (coalesce((
+    SELECT sum(d.impressions) FROM impression_daily d
+    WHERE d.environment_id = $1
+      AND ($2::text IS NULL OR d.flag_key = $2)
+      AND ($3::text IS NULL OR d.value = $3)
+), 0) + (
+    SELECT count(*) FROM impressions i
+    WHERE i.environment_id = $1 AND i.id > $4
+      AND ($2::text IS NULL OR i.flag_key = $2)
+      AND ($3::text IS NULL OR i.value = $3)
+))::bigint
 `
 
 type CountImpressionsFromDailyParams struct {
-	EnvironmentID uuid.UUID
-	FlagKey       *string
-	Value         *string
+	EnvironmentID    uuid.UUID
+	FlagKey          *string
+	Value            *string
+	ImpressionsAfter int64
 }
 
 // The list total without a user_id filter: the daily rollup holds exactly
-// the raw rows' counts (same transaction at ingest, day-aligned retention);
-// summaries are not impressions and stay out of it.
+// the raw rows' counts through the watermark (day-aligned retention keeps
+// it so), and the rows after it are counted raw (read.go). Summaries are
+// not impressions and stay out of it.
 func (q *Queries) CountImpressionsFromDaily(ctx context.Context, arg CountImpressionsFromDailyParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countImpressionsFromDaily, arg.EnvironmentID, arg.FlagKey, arg.Value)
+	row := q.db.QueryRow(ctx, countImpressionsFromDaily,
+		arg.EnvironmentID,
+		arg.FlagKey,
+		arg.Value,
+		arg.ImpressionsAfter,
+	)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -186,38 +200,76 @@ func (q *Queries) FoldImpressions(ctx context.Context, arg FoldImpressionsParams
 }
 
 const getFlagUsers = `-- name: GetFlagUsers :one
-SELECT coalesce((SELECT users FROM impression_flag_users
-                 WHERE environment_id = $1 AND flag_key = $2), 0)::bigint
+SELECT (coalesce((SELECT u.users FROM impression_flag_users u
+                  WHERE u.environment_id = $1 AND u.flag_key = $2), 0)
+      + (SELECT count(DISTINCT i.user_id) FROM impressions i
+         WHERE i.environment_id = $1 AND i.flag_key = $2 AND i.id > $3
+           AND i.user_id IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM impression_exposures x
+               WHERE x.environment_id = $1 AND x.flag_key = $2 AND x.user_id = i.user_id)))::bigint
 `
 
 type GetFlagUsersParams struct {
-	EnvironmentID uuid.UUID
-	FlagKey       string
+	EnvironmentID    uuid.UUID
+	FlagKey          string
+	ImpressionsAfter int64
 }
 
+// Rollups through the watermark plus the raw rows after it (read.go).
 func (q *Queries) GetFlagUsers(ctx context.Context, arg GetFlagUsersParams) (int64, error) {
-	row := q.db.QueryRow(ctx, getFlagUsers, arg.EnvironmentID, arg.FlagKey)
+	row := q.db.QueryRow(ctx, getFlagUsers, arg.EnvironmentID, arg.FlagKey, arg.ImpressionsAfter)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
 }
 
 const listExperimentArms = `-- name: ListExperimentArms :many
-SELECT e.value AS variant,
+WITH tail AS (
+    SELECT DISTINCT ON (i.user_id) i.user_id, i.value, i.evaluated_at AS at
+    FROM impressions i
+    WHERE i.environment_id = $1 AND i.flag_key = $2
+      AND i.id > $3 AND i.user_id IS NOT NULL
+    ORDER BY i.user_id, i.evaluated_at, i.id
+), firsts AS (
+    SELECT e.user_id, e.value, e.first_at
+    FROM impression_exposures e
+    WHERE e.environment_id = $1 AND e.flag_key = $2
+      AND NOT EXISTS (SELECT 1 FROM tail t WHERE t.user_id = e.user_id AND t.at < e.first_at)
+    UNION ALL
+    SELECT t.user_id, t.value, t.at
+    FROM tail t
+    WHERE NOT EXISTS (
+        SELECT 1 FROM impression_exposures x
+        WHERE x.environment_id = $1 AND x.flag_key = $2
+          AND x.user_id = t.user_id AND x.first_at <= t.at)
+), goals AS (
+    SELECT g.user_id, g.last_at
+    FROM goal_event_users g
+    WHERE g.environment_id = $1 AND g.event_key = $4
+    UNION ALL
+    SELECT ge.user_id, max(ge.occurred_at)
+    FROM goal_events ge
+    WHERE ge.environment_id = $1 AND ge.event_key = $4
+      AND ge.id > $5 AND ge.user_id IS NOT NULL
+    GROUP BY ge.user_id
+), last_goal AS (
+    SELECT gl.user_id, max(gl.last_at) AS last_at FROM goals gl GROUP BY gl.user_id
+)
+SELECT f.value AS variant,
        count(*)::bigint AS exposed,
-       count(*) FILTER (WHERE g.last_at >= e.first_at)::bigint AS converted
-FROM impression_exposures e
-LEFT JOIN goal_event_users g
-    ON g.environment_id = e.environment_id AND g.event_key = $1 AND g.user_id = e.user_id
-WHERE e.environment_id = $2 AND e.flag_key = $3
-GROUP BY e.value
-ORDER BY e.value
+       count(*) FILTER (WHERE lg.last_at >= f.first_at)::bigint AS converted
+FROM firsts f
+LEFT JOIN last_goal lg ON lg.user_id = f.user_id
+GROUP BY f.value
+ORDER BY f.value
 `
 
 type ListExperimentArmsParams struct {
-	GoalEventKey  string
-	EnvironmentID uuid.UUID
-	FlagKey       string
+	EnvironmentID    uuid.UUID
+	FlagKey          string
+	ImpressionsAfter int64
+	GoalEventKey     string
+	EventsAfter      int64
 }
 
 type ListExperimentArmsRow struct {
@@ -227,9 +279,18 @@ type ListExperimentArmsRow struct {
 }
 
 // Per variant of first exposure: users exposed, and users whose latest goal
-// event of the key occurred at or after their first exposure.
+// event of the key occurred at or after their first exposure. Rollups
+// through the watermarks plus the raw rows after them (read.go): a user's
+// first exposure in the tail replaces the rolled-up one only when it is
+// strictly earlier (ties go to the earlier ingest, which is rolled up).
 func (q *Queries) ListExperimentArms(ctx context.Context, arg ListExperimentArmsParams) ([]ListExperimentArmsRow, error) {
-	rows, err := q.db.Query(ctx, listExperimentArms, arg.GoalEventKey, arg.EnvironmentID, arg.FlagKey)
+	rows, err := q.db.Query(ctx, listExperimentArms,
+		arg.EnvironmentID,
+		arg.FlagKey,
+		arg.ImpressionsAfter,
+		arg.GoalEventKey,
+		arg.EventsAfter,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -249,15 +310,35 @@ func (q *Queries) ListExperimentArms(ctx context.Context, arg ListExperimentArms
 }
 
 const listExposureTimeline = `-- name: ListExposureTimeline :many
-SELECT day, value, (impressions + summarized)::bigint AS impressions FROM impression_daily
-WHERE environment_id = $1 AND flag_key = $2 AND day >= $3
-ORDER BY day, value
+WITH days AS (
+    SELECT dd.day, dd.value, (dd.impressions + dd.summarized) AS n
+    FROM impression_daily dd
+    WHERE dd.environment_id = $1 AND dd.flag_key = $2 AND dd.day >= $3
+    UNION ALL
+    SELECT (i.evaluated_at AT TIME ZONE 'UTC')::date, i.value, count(*)
+    FROM impressions i
+    WHERE i.environment_id = $1 AND i.flag_key = $2 AND i.id > $4
+      AND i.evaluated_at >= ($3::date)::timestamp AT TIME ZONE 'UTC'
+    GROUP BY 1, 2
+    UNION ALL
+    SELECT (s.end_at AT TIME ZONE 'UTC')::date, s.value, sum(s.count)::bigint
+    FROM impression_summaries s
+    WHERE s.environment_id = $1 AND s.flag_key = $2 AND s.id > $5
+      AND s.end_at >= ($3::date)::timestamp AT TIME ZONE 'UTC'
+    GROUP BY 1, 2
+)
+SELECT d.day::date AS day, d.value, sum(d.n)::bigint AS impressions
+FROM days d
+GROUP BY d.day, d.value
+ORDER BY d.day, d.value
 `
 
 type ListExposureTimelineParams struct {
-	EnvironmentID uuid.UUID
-	FlagKey       string
-	FirstDay      pgtype.Date
+	EnvironmentID    uuid.UUID
+	FlagKey          string
+	FirstDay         pgtype.Date
+	ImpressionsAfter int64
+	SummariesAfter   int64
 }
 
 type ListExposureTimelineRow struct {
@@ -266,8 +347,15 @@ type ListExposureTimelineRow struct {
 	Impressions int64
 }
 
+// Rollups through the watermarks plus the raw rows after them (read.go).
 func (q *Queries) ListExposureTimeline(ctx context.Context, arg ListExposureTimelineParams) ([]ListExposureTimelineRow, error) {
-	rows, err := q.db.Query(ctx, listExposureTimeline, arg.EnvironmentID, arg.FlagKey, arg.FirstDay)
+	rows, err := q.db.Query(ctx, listExposureTimeline,
+		arg.EnvironmentID,
+		arg.FlagKey,
+		arg.FirstDay,
+		arg.ImpressionsAfter,
+		arg.SummariesAfter,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -287,27 +375,48 @@ func (q *Queries) ListExposureTimeline(ctx context.Context, arg ListExposureTime
 }
 
 const listExposureVariants = `-- name: ListExposureVariants :many
-SELECT d.value,
-       d.impressions::bigint AS impressions,
-       coalesce(v.users, 0)::bigint AS unique_users
-FROM (
-    SELECT dd.value, sum(dd.impressions + dd.summarized) AS impressions
+WITH tail AS (
+    SELECT i.user_id, i.value
+    FROM impressions i
+    WHERE i.environment_id = $1 AND i.flag_key = $2 AND i.id > $3
+), counts AS (
+    SELECT dd.value, (dd.impressions + dd.summarized) AS n
     FROM impression_daily dd
     WHERE dd.environment_id = $1 AND dd.flag_key = $2
-    GROUP BY dd.value
-) d
-LEFT JOIN (
-    SELECT vu.value, count(*) AS users
+    UNION ALL
+    SELECT t.value, count(*) FROM tail t GROUP BY t.value
+    UNION ALL
+    SELECT s.value, sum(s.count)::bigint
+    FROM impression_summaries s
+    WHERE s.environment_id = $1 AND s.flag_key = $2 AND s.id > $4
+    GROUP BY s.value
+), users AS (
+    SELECT vu.value, count(*) AS n
     FROM impression_variant_users vu
     WHERE vu.environment_id = $1 AND vu.flag_key = $2
     GROUP BY vu.value
-) v ON v.value = d.value
-ORDER BY d.value
+    UNION ALL
+    SELECT t.value, count(DISTINCT t.user_id)
+    FROM tail t
+    WHERE t.user_id IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM impression_variant_users v
+        WHERE v.environment_id = $1 AND v.flag_key = $2
+          AND md5(v.value) = md5(t.value) AND v.value = t.value AND v.user_id = t.user_id)
+    GROUP BY t.value
+)
+SELECT c.value,
+       sum(c.n)::bigint AS impressions,
+       coalesce((SELECT sum(u.n) FROM users u WHERE u.value = c.value), 0)::bigint AS unique_users
+FROM counts c
+GROUP BY c.value
+ORDER BY c.value
 `
 
 type ListExposureVariantsParams struct {
-	EnvironmentID uuid.UUID
-	FlagKey       string
+	EnvironmentID    uuid.UUID
+	FlagKey          string
+	ImpressionsAfter int64
+	SummariesAfter   int64
 }
 
 type ListExposureVariantsRow struct {
@@ -316,8 +425,14 @@ type ListExposureVariantsRow struct {
 	UniqueUsers int64
 }
 
+// Rollups through the watermarks plus the raw rows after them (read.go).
 func (q *Queries) ListExposureVariants(ctx context.Context, arg ListExposureVariantsParams) ([]ListExposureVariantsRow, error) {
-	rows, err := q.db.Query(ctx, listExposureVariants, arg.EnvironmentID, arg.FlagKey)
+	rows, err := q.db.Query(ctx, listExposureVariants,
+		arg.EnvironmentID,
+		arg.FlagKey,
+		arg.ImpressionsAfter,
+		arg.SummariesAfter,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -337,26 +452,56 @@ func (q *Queries) ListExposureVariants(ctx context.Context, arg ListExposureVari
 }
 
 const listImpressionStats = `-- name: ListImpressionStats :many
+WITH tail AS (
+    SELECT i.flag_key, i.user_id, i.value, i.evaluated_at
+    FROM impressions i
+    WHERE i.environment_id = $1 AND i.id > $2
+), evaluations AS (
+    SELECT dd.flag_key, dd.value, (dd.impressions + dd.summarized) AS n, dd.last_seen
+    FROM impression_daily dd
+    WHERE dd.environment_id = $1
+    UNION ALL
+    SELECT t.flag_key, t.value, count(*), max(t.evaluated_at)
+    FROM tail t
+    GROUP BY t.flag_key, t.value
+    UNION ALL
+    SELECT s.flag_key, s.value, sum(s.count)::bigint, max(s.end_at)
+    FROM impression_summaries s
+    WHERE s.environment_id = $1 AND s.id > $3
+    GROUP BY s.flag_key, s.value
+), d AS (
+    SELECT e.flag_key,
+           sum(e.n) AS total,
+           coalesce(sum(e.n) FILTER (WHERE e.value = 'true'), 0) AS true_count,
+           coalesce(sum(e.n) FILTER (WHERE e.value = 'false'), 0) AS false_count,
+           max(e.last_seen) AS last_seen
+    FROM evaluations e
+    GROUP BY e.flag_key
+), new_users AS (
+    SELECT t.flag_key, count(DISTINCT t.user_id) AS users
+    FROM tail t
+    WHERE t.user_id IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM impression_exposures x
+        WHERE x.environment_id = $1 AND x.flag_key = t.flag_key AND x.user_id = t.user_id)
+    GROUP BY t.flag_key
+)
 SELECT d.flag_key,
        d.total::bigint AS total,
        d.true_count::bigint AS true_count,
        d.false_count::bigint AS false_count,
-       coalesce(u.users, 0)::bigint AS unique_users,
+       (coalesce(u.users, 0) + coalesce(nu.users, 0))::bigint AS unique_users,
        d.last_seen::timestamptz AS last_seen
-FROM (
-    -- Summaries count wherever evaluations are counted (extensions.md).
-    SELECT flag_key,
-           sum(impressions + summarized) AS total,
-           coalesce(sum(impressions + summarized) FILTER (WHERE value = 'true'), 0) AS true_count,
-           coalesce(sum(impressions + summarized) FILTER (WHERE value = 'false'), 0) AS false_count,
-           max(last_seen) AS last_seen
-    FROM impression_daily dd
-    WHERE dd.environment_id = $1
-    GROUP BY dd.flag_key
-) d
+FROM d
 LEFT JOIN impression_flag_users u ON u.environment_id = $1 AND u.flag_key = d.flag_key
+LEFT JOIN new_users nu ON nu.flag_key = d.flag_key
 ORDER BY d.flag_key
 `
+
+type ListImpressionStatsParams struct {
+	EnvironmentID    uuid.UUID
+	ImpressionsAfter int64
+	SummariesAfter   int64
+}
 
 type ListImpressionStatsRow struct {
 	FlagKey     string
@@ -367,8 +512,11 @@ type ListImpressionStatsRow struct {
 	LastSeen    time.Time
 }
 
-func (q *Queries) ListImpressionStats(ctx context.Context, environmentID uuid.UUID) ([]ListImpressionStatsRow, error) {
-	rows, err := q.db.Query(ctx, listImpressionStats, environmentID)
+// The rollups through the watermarks plus the raw rows after them, which
+// the folder has not reached yet (server/measure/read.go). Summaries count
+// wherever evaluations are counted (extensions.md section 3).
+func (q *Queries) ListImpressionStats(ctx context.Context, arg ListImpressionStatsParams) ([]ListImpressionStatsRow, error) {
+	rows, err := q.db.Query(ctx, listImpressionStats, arg.EnvironmentID, arg.ImpressionsAfter, arg.SummariesAfter)
 	if err != nil {
 		return nil, err
 	}

@@ -39,9 +39,29 @@ SET total = k.total + excluded.total,
     last_seen = greatest(k.last_seen, excluded.last_seen);
 
 -- name: ListEventKeys :many
-SELECT event_key, total, unique_users, last_seen FROM goal_event_keys
-WHERE environment_id = @environment_id AND total > 0
-ORDER BY event_key;
+-- Rollups through the watermark plus the raw rows after it (read.go).
+WITH tail AS (
+    SELECT ge.event_key, ge.user_id, ge.occurred_at
+    FROM goal_events ge
+    WHERE ge.environment_id = @environment_id AND ge.id > @events_after
+), keys AS (
+    SELECT k.event_key, k.total, k.unique_users, k.last_seen
+    FROM goal_event_keys k
+    WHERE k.environment_id = @environment_id
+    UNION ALL
+    SELECT t.event_key, count(*), count(DISTINCT t.user_id) FILTER (WHERE NOT EXISTS (
+               SELECT 1 FROM goal_event_users g
+               WHERE g.environment_id = @environment_id AND g.event_key = t.event_key AND g.user_id = t.user_id)),
+           max(t.occurred_at)
+    FROM tail t
+    GROUP BY t.event_key
+)
+SELECT ks.event_key, sum(ks.total)::bigint AS total, sum(ks.unique_users)::bigint AS unique_users,
+       max(ks.last_seen)::timestamptz AS last_seen
+FROM keys ks
+GROUP BY ks.event_key
+HAVING sum(ks.total) > 0
+ORDER BY ks.event_key;
 
 -- name: DeleteExpiredGoalEvents :one
 -- A batch of goal events older than the cutoff, with their keys' totals.

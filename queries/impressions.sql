@@ -83,73 +83,185 @@ WHERE environment_id = @environment_id
 
 -- name: CountImpressionsFromDaily :one
 -- The list total without a user_id filter: the daily rollup holds exactly
--- the raw rows' counts (same transaction at ingest, day-aligned retention);
--- summaries are not impressions and stay out of it.
-SELECT coalesce(sum(impressions), 0)::bigint FROM impression_daily
-WHERE environment_id = @environment_id
-  AND (sqlc.narg(flag_key)::text IS NULL OR flag_key = sqlc.narg(flag_key))
-  AND (sqlc.narg(value)::text IS NULL OR value = sqlc.narg(value));
+-- the raw rows' counts through the watermark (day-aligned retention keeps
+-- it so), and the rows after it are counted raw (read.go). Summaries are
+-- not impressions and stay out of it.
+SELECT (coalesce((
+    SELECT sum(d.impressions) FROM impression_daily d
+    WHERE d.environment_id = @environment_id
+      AND (sqlc.narg(flag_key)::text IS NULL OR d.flag_key = sqlc.narg(flag_key))
+      AND (sqlc.narg(value)::text IS NULL OR d.value = sqlc.narg(value))
+), 0) + (
+    SELECT count(*) FROM impressions i
+    WHERE i.environment_id = @environment_id AND i.id > @impressions_after
+      AND (sqlc.narg(flag_key)::text IS NULL OR i.flag_key = sqlc.narg(flag_key))
+      AND (sqlc.narg(value)::text IS NULL OR i.value = sqlc.narg(value))
+))::bigint;
 
 -- name: ListImpressionStats :many
+-- The rollups through the watermarks plus the raw rows after them, which
+-- the folder has not reached yet (server/measure/read.go). Summaries count
+-- wherever evaluations are counted (extensions.md section 3).
+WITH tail AS (
+    SELECT i.flag_key, i.user_id, i.value, i.evaluated_at
+    FROM impressions i
+    WHERE i.environment_id = @environment_id AND i.id > @impressions_after
+), evaluations AS (
+    SELECT dd.flag_key, dd.value, (dd.impressions + dd.summarized) AS n, dd.last_seen
+    FROM impression_daily dd
+    WHERE dd.environment_id = @environment_id
+    UNION ALL
+    SELECT t.flag_key, t.value, count(*), max(t.evaluated_at)
+    FROM tail t
+    GROUP BY t.flag_key, t.value
+    UNION ALL
+    SELECT s.flag_key, s.value, sum(s.count)::bigint, max(s.end_at)
+    FROM impression_summaries s
+    WHERE s.environment_id = @environment_id AND s.id > @summaries_after
+    GROUP BY s.flag_key, s.value
+), d AS (
+    SELECT e.flag_key,
+           sum(e.n) AS total,
+           coalesce(sum(e.n) FILTER (WHERE e.value = 'true'), 0) AS true_count,
+           coalesce(sum(e.n) FILTER (WHERE e.value = 'false'), 0) AS false_count,
+           max(e.last_seen) AS last_seen
+    FROM evaluations e
+    GROUP BY e.flag_key
+), new_users AS (
+    SELECT t.flag_key, count(DISTINCT t.user_id) AS users
+    FROM tail t
+    WHERE t.user_id IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM impression_exposures x
+        WHERE x.environment_id = @environment_id AND x.flag_key = t.flag_key AND x.user_id = t.user_id)
+    GROUP BY t.flag_key
+)
 SELECT d.flag_key,
        d.total::bigint AS total,
        d.true_count::bigint AS true_count,
        d.false_count::bigint AS false_count,
-       coalesce(u.users, 0)::bigint AS unique_users,
+       (coalesce(u.users, 0) + coalesce(nu.users, 0))::bigint AS unique_users,
        d.last_seen::timestamptz AS last_seen
-FROM (
-    -- Summaries count wherever evaluations are counted (extensions.md).
-    SELECT flag_key,
-           sum(impressions + summarized) AS total,
-           coalesce(sum(impressions + summarized) FILTER (WHERE value = 'true'), 0) AS true_count,
-           coalesce(sum(impressions + summarized) FILTER (WHERE value = 'false'), 0) AS false_count,
-           max(last_seen) AS last_seen
-    FROM impression_daily dd
-    WHERE dd.environment_id = @environment_id
-    GROUP BY dd.flag_key
-) d
+FROM d
 LEFT JOIN impression_flag_users u ON u.environment_id = @environment_id AND u.flag_key = d.flag_key
+LEFT JOIN new_users nu ON nu.flag_key = d.flag_key
 ORDER BY d.flag_key;
 
 -- name: ListExposureVariants :many
-SELECT d.value,
-       d.impressions::bigint AS impressions,
-       coalesce(v.users, 0)::bigint AS unique_users
-FROM (
-    SELECT dd.value, sum(dd.impressions + dd.summarized) AS impressions
+-- Rollups through the watermarks plus the raw rows after them (read.go).
+WITH tail AS (
+    SELECT i.user_id, i.value
+    FROM impressions i
+    WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key AND i.id > @impressions_after
+), counts AS (
+    SELECT dd.value, (dd.impressions + dd.summarized) AS n
     FROM impression_daily dd
     WHERE dd.environment_id = @environment_id AND dd.flag_key = @flag_key
-    GROUP BY dd.value
-) d
-LEFT JOIN (
-    SELECT vu.value, count(*) AS users
+    UNION ALL
+    SELECT t.value, count(*) FROM tail t GROUP BY t.value
+    UNION ALL
+    SELECT s.value, sum(s.count)::bigint
+    FROM impression_summaries s
+    WHERE s.environment_id = @environment_id AND s.flag_key = @flag_key AND s.id > @summaries_after
+    GROUP BY s.value
+), users AS (
+    SELECT vu.value, count(*) AS n
     FROM impression_variant_users vu
     WHERE vu.environment_id = @environment_id AND vu.flag_key = @flag_key
     GROUP BY vu.value
-) v ON v.value = d.value
-ORDER BY d.value;
+    UNION ALL
+    SELECT t.value, count(DISTINCT t.user_id)
+    FROM tail t
+    WHERE t.user_id IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM impression_variant_users v
+        WHERE v.environment_id = @environment_id AND v.flag_key = @flag_key
+          AND md5(v.value) = md5(t.value) AND v.value = t.value AND v.user_id = t.user_id)
+    GROUP BY t.value
+)
+SELECT c.value,
+       sum(c.n)::bigint AS impressions,
+       coalesce((SELECT sum(u.n) FROM users u WHERE u.value = c.value), 0)::bigint AS unique_users
+FROM counts c
+GROUP BY c.value
+ORDER BY c.value;
 
 -- name: ListExposureTimeline :many
-SELECT day, value, (impressions + summarized)::bigint AS impressions FROM impression_daily
-WHERE environment_id = @environment_id AND flag_key = @flag_key AND day >= @first_day
-ORDER BY day, value;
+-- Rollups through the watermarks plus the raw rows after them (read.go).
+WITH days AS (
+    SELECT dd.day, dd.value, (dd.impressions + dd.summarized) AS n
+    FROM impression_daily dd
+    WHERE dd.environment_id = @environment_id AND dd.flag_key = @flag_key AND dd.day >= @first_day
+    UNION ALL
+    SELECT (i.evaluated_at AT TIME ZONE 'UTC')::date, i.value, count(*)
+    FROM impressions i
+    WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key AND i.id > @impressions_after
+      AND i.evaluated_at >= (@first_day::date)::timestamp AT TIME ZONE 'UTC'
+    GROUP BY 1, 2
+    UNION ALL
+    SELECT (s.end_at AT TIME ZONE 'UTC')::date, s.value, sum(s.count)::bigint
+    FROM impression_summaries s
+    WHERE s.environment_id = @environment_id AND s.flag_key = @flag_key AND s.id > @summaries_after
+      AND s.end_at >= (@first_day::date)::timestamp AT TIME ZONE 'UTC'
+    GROUP BY 1, 2
+)
+SELECT d.day::date AS day, d.value, sum(d.n)::bigint AS impressions
+FROM days d
+GROUP BY d.day, d.value
+ORDER BY d.day, d.value;
 
 -- name: GetFlagUsers :one
-SELECT coalesce((SELECT users FROM impression_flag_users
-                 WHERE environment_id = @environment_id AND flag_key = @flag_key), 0)::bigint;
+-- Rollups through the watermark plus the raw rows after it (read.go).
+SELECT (coalesce((SELECT u.users FROM impression_flag_users u
+                  WHERE u.environment_id = @environment_id AND u.flag_key = @flag_key), 0)
+      + (SELECT count(DISTINCT i.user_id) FROM impressions i
+         WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key AND i.id > @impressions_after
+           AND i.user_id IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM impression_exposures x
+               WHERE x.environment_id = @environment_id AND x.flag_key = @flag_key AND x.user_id = i.user_id)))::bigint;
 
 -- name: ListExperimentArms :many
 -- Per variant of first exposure: users exposed, and users whose latest goal
--- event of the key occurred at or after their first exposure.
-SELECT e.value AS variant,
+-- event of the key occurred at or after their first exposure. Rollups
+-- through the watermarks plus the raw rows after them (read.go): a user's
+-- first exposure in the tail replaces the rolled-up one only when it is
+-- strictly earlier (ties go to the earlier ingest, which is rolled up).
+WITH tail AS (
+    SELECT DISTINCT ON (i.user_id) i.user_id, i.value, i.evaluated_at AS at
+    FROM impressions i
+    WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key
+      AND i.id > @impressions_after AND i.user_id IS NOT NULL
+    ORDER BY i.user_id, i.evaluated_at, i.id
+), firsts AS (
+    SELECT e.user_id, e.value, e.first_at
+    FROM impression_exposures e
+    WHERE e.environment_id = @environment_id AND e.flag_key = @flag_key
+      AND NOT EXISTS (SELECT 1 FROM tail t WHERE t.user_id = e.user_id AND t.at < e.first_at)
+    UNION ALL
+    SELECT t.user_id, t.value, t.at
+    FROM tail t
+    WHERE NOT EXISTS (
+        SELECT 1 FROM impression_exposures x
+        WHERE x.environment_id = @environment_id AND x.flag_key = @flag_key
+          AND x.user_id = t.user_id AND x.first_at <= t.at)
+), goals AS (
+    SELECT g.user_id, g.last_at
+    FROM goal_event_users g
+    WHERE g.environment_id = @environment_id AND g.event_key = @goal_event_key
+    UNION ALL
+    SELECT ge.user_id, max(ge.occurred_at)
+    FROM goal_events ge
+    WHERE ge.environment_id = @environment_id AND ge.event_key = @goal_event_key
+      AND ge.id > @events_after AND ge.user_id IS NOT NULL
+    GROUP BY ge.user_id
+), last_goal AS (
+    SELECT gl.user_id, max(gl.last_at) AS last_at FROM goals gl GROUP BY gl.user_id
+)
+SELECT f.value AS variant,
        count(*)::bigint AS exposed,
-       count(*) FILTER (WHERE g.last_at >= e.first_at)::bigint AS converted
-FROM impression_exposures e
-LEFT JOIN goal_event_users g
-    ON g.environment_id = e.environment_id AND g.event_key = @goal_event_key AND g.user_id = e.user_id
-WHERE e.environment_id = @environment_id AND e.flag_key = @flag_key
-GROUP BY e.value
-ORDER BY e.value;
+       count(*) FILTER (WHERE lg.last_at >= f.first_at)::bigint AS converted
+FROM firsts f
+LEFT JOIN last_goal lg ON lg.user_id = f.user_id
+GROUP BY f.value
+ORDER BY f.value;
 
 -- name: DeleteExpiredImpressions :execrows
 DELETE FROM impressions

@@ -9,10 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/db"
-	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/limits"
-	"github.com/switchyard/switchyard/server/store"
 )
 
 // GoalEventInput is one reported goal event (spec, Goal event).
@@ -57,14 +55,7 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 // ListEventKeys summarises the goal event keys of an environment, ordered
 // by key.
 func (s *Service) ListEventKeys(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.ListEventKeysRow, error) {
-	// The rollups must include every acknowledged ingest (rollups.go).
-	if err := s.foldPending(ctx); err != nil {
-		return nil, err
-	}
-	q := db.New(s.pool)
-	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
-		return nil, err
-	}
-	rows, err := q.ListEventKeys(ctx, envID)
-	return rows, store.AdaptError(err)
+	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) ([]db.ListEventKeysRow, error) {
+		return q.ListEventKeys(ctx, db.ListEventKeysParams{EnvironmentID: envID, EventsAfter: marks.Events})
+	})
 }

@@ -200,27 +200,20 @@ type VariantResult struct {
 // is the experiment's control_variant when it is an arm of the data, else
 // the most-exposed arm (ties: the lowest value).
 func (s *Service) ExperimentResults(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) (ExperimentResult, error) {
-	// The rollups must include every acknowledged ingest (rollups.go).
-	if err := s.foldPending(ctx); err != nil {
-		return ExperimentResult{}, err
-	}
-	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (ExperimentResult, error) {
-		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
-			return ExperimentResult{}, err
-		}
+	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) (ExperimentResult, error) {
 		e, err := getExperiment(ctx, q, envID, key)
 		if err != nil {
 			return ExperimentResult{}, err
 		}
 		arms, err := q.ListExperimentArms(ctx, db.ListExperimentArmsParams{
 			EnvironmentID: envID, FlagKey: e.FlagKey, GoalEventKey: e.GoalEventKey,
+			ImpressionsAfter: marks.Impressions, EventsAfter: marks.Events,
 		})
 		if err != nil {
 			return ExperimentResult{}, err
 		}
 		return experimentResult(e, arms), nil
 	})
-	return out, store.AdaptError(err)
 }
 
 // experimentResult computes the result from the arms, which come ordered by

@@ -9,11 +9,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/switchyard/switchyard/db"
-	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/limits"
-	"github.com/switchyard/switchyard/server/store"
 )
 
 // MaxBatchItems is the largest impression or goal-event batch (spec, Limits:
@@ -87,10 +85,6 @@ type ImpressionPage struct {
 
 // ListImpressions lists an environment's impressions newest first (by id).
 func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, f ImpressionFilter) (ImpressionPage, error) {
-	// The rollups must include every acknowledged ingest (rollups.go).
-	if err := s.foldPending(ctx); err != nil {
-		return ImpressionPage{}, err
-	}
 	params := db.ListImpressionsParams{
 		EnvironmentID: envID, FlagKey: f.FlagKey, UserID: f.UserID, Value: f.Value,
 		RowLimit: clamp(f.Limit, defaultImpressionLimit, 1, maxImpressionLimit),
@@ -102,10 +96,7 @@ func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID 
 		params.SinceID = *f.SinceID
 		params.RowOffset = 0 // spec: offset is ignored when since_id is set
 	}
-	page, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (ImpressionPage, error) {
-		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
-			return ImpressionPage{}, err
-		}
+	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) (ImpressionPage, error) {
 		items, err := q.ListImpressions(ctx, params)
 		if err != nil {
 			return ImpressionPage{}, err
@@ -116,30 +107,24 @@ func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID 
 				EnvironmentID: envID, FlagKey: f.FlagKey, UserID: f.UserID, Value: f.Value,
 			})
 		} else {
-			// Without a user filter the daily rollup counts the same rows
-			// without scanning them.
+			// Without a user filter the daily rollup counts the folded rows
+			// without scanning them (read.go).
 			total, err = q.CountImpressionsFromDaily(ctx, db.CountImpressionsFromDailyParams{
-				EnvironmentID: envID, FlagKey: f.FlagKey, Value: f.Value,
+				EnvironmentID: envID, FlagKey: f.FlagKey, Value: f.Value, ImpressionsAfter: marks.Impressions,
 			})
 		}
 		return ImpressionPage{Items: items, Total: total}, err
 	})
-	return page, store.AdaptError(err)
 }
 
 // ImpressionStats returns one entry per flag key with impressions,
 // ordered by flag key.
 func (s *Service) ImpressionStats(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]db.ListImpressionStatsRow, error) {
-	// The rollups must include every acknowledged ingest (rollups.go).
-	if err := s.foldPending(ctx); err != nil {
-		return nil, err
-	}
-	q := db.New(s.pool)
-	if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
-		return nil, err
-	}
-	rows, err := q.ListImpressionStats(ctx, envID)
-	return rows, store.AdaptError(err)
+	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) ([]db.ListImpressionStatsRow, error) {
+		return q.ListImpressionStats(ctx, db.ListImpressionStatsParams{
+			EnvironmentID: envID, ImpressionsAfter: marks.Impressions, SummariesAfter: marks.Summaries,
+		})
+	})
 }
 
 // Exposure is the exposure breakdown of one flag (spec, Exposure result).
@@ -162,10 +147,6 @@ type ExposureDay struct {
 // timeline of the last days UTC days, today included (clamped to 1..90,
 // default 14). Days without impressions are absent from the timeline.
 func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UUID, flagKey *string, days *int32) (Exposure, error) {
-	// The rollups must include every acknowledged ingest (rollups.go).
-	if err := s.foldPending(ctx); err != nil {
-		return Exposure{}, err
-	}
 	switch {
 	case flagKey == nil || *flagKey == "":
 		return Exposure{}, apperr.Field("flag_key", "is required")
@@ -175,23 +156,23 @@ func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UU
 	n := clamp(days, defaultExposureDays, 1, maxExposureDays)
 	today := s.now().UTC().Truncate(24 * time.Hour)
 	first := today.AddDate(0, 0, -int(n-1))
-	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (Exposure, error) {
-		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
-			return Exposure{}, err
-		}
+	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) (Exposure, error) {
 		out := Exposure{FlagKey: *flagKey, Timeline: []ExposureDay{}}
 		var err error
-		if out.Variants, err = q.ListExposureVariants(ctx, db.ListExposureVariantsParams{EnvironmentID: envID, FlagKey: *flagKey}); err != nil {
+		if out.Variants, err = q.ListExposureVariants(ctx, db.ListExposureVariantsParams{
+			EnvironmentID: envID, FlagKey: *flagKey, ImpressionsAfter: marks.Impressions, SummariesAfter: marks.Summaries,
+		}); err != nil {
 			return Exposure{}, err
 		}
 		for _, v := range out.Variants {
 			out.TotalImpressions += v.Impressions
 		}
-		if out.TotalUsers, err = q.GetFlagUsers(ctx, db.GetFlagUsersParams{EnvironmentID: envID, FlagKey: *flagKey}); err != nil {
+		if out.TotalUsers, err = q.GetFlagUsers(ctx, db.GetFlagUsersParams{EnvironmentID: envID, FlagKey: *flagKey, ImpressionsAfter: marks.Impressions}); err != nil {
 			return Exposure{}, err
 		}
 		timeline, err := q.ListExposureTimeline(ctx, db.ListExposureTimelineParams{
 			EnvironmentID: envID, FlagKey: *flagKey, FirstDay: pgtype.Date{Time: first, Valid: true},
+			ImpressionsAfter: marks.Impressions, SummariesAfter: marks.Summaries,
 		})
 		if err != nil {
 			return Exposure{}, err
@@ -201,5 +182,4 @@ func (s *Service) Exposure(ctx context.Context, p *auth.Principal, envID uuid.UU
 		}
 		return out, nil
 	})
-	return out, store.AdaptError(err)
 }

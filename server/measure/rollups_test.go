@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
@@ -73,23 +74,49 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	stats, err := svc.ImpressionStats(ctx, admin, env)
+	check := func(when string) {
+		t.Helper()
+		stats, err := svc.ImpressionStats(ctx, admin, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stats) != 1 || stats[0].Total != writers*batches*size || stats[0].TrueCount != writers*batches*size || stats[0].UniqueUsers != writers*size {
+			t.Fatalf("%s: stats = %+v, want %d impressions of %d users", when, stats, writers*batches*size, writers*size)
+		}
+	}
+	check("as ingest ends")
+	waitFolded(t, pool)
 	stopFolder()
 	<-folderDone
+	check("once everything is folded")
+}
+
+// waitFolded waits until a running folder has folded every raw row.
+func waitFolded(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if unfolded(t, pool) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rows left unfolded after 20 s", unfolded(t, pool))
+		}
+		time.Sleep(5 * time.Millisecond) // polling for the folder, with a deadline
+	}
+}
+
+// unfolded counts the raw rows of every kind after their watermark.
+func unfolded(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	err := pool.QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM impressions WHERE id > (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions'))
+		+ (SELECT count(*) FROM impression_summaries WHERE id > (SELECT folded_through FROM rollup_watermarks WHERE kind = 'summaries'))
+		+ (SELECT count(*) FROM goal_events WHERE id > (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events'))`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(stats) != 1 || stats[0].Total != writers*batches*size || stats[0].TrueCount != writers*batches*size || stats[0].UniqueUsers != writers*size {
-		t.Fatalf("stats = %+v, want %d impressions of %d users", stats, writers*batches*size, writers*size)
-	}
-	var unfolded int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM impressions
-		WHERE id > (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions')`).Scan(&unfolded); err != nil {
-		t.Fatal(err)
-	}
-	if unfolded != 0 {
-		t.Errorf("%d impressions left unfolded after a read", unfolded)
-	}
+	return n
 }
 
 // The background folder folds once ingest pauses, without any read.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/db"
@@ -23,8 +24,20 @@ func WithTx(ctx context.Context, pool *pgxpool.Pool, fn func(q *db.Queries) erro
 // WithTxV is WithTx for a closure that also returns a value, which WithTxV
 // returns after a successful commit (and the zero value otherwise).
 func WithTxV[T any](ctx context.Context, pool *pgxpool.Pool, fn func(q *db.Queries) (T, error)) (T, error) {
+	return withTx(ctx, pool, pgx.TxOptions{}, fn)
+}
+
+// WithSnapshotV runs fn in one read-only transaction whose statements all
+// read the same snapshot (REPEATABLE READ): reads that combine several
+// tables which a concurrent writer changes together, such as the rollups
+// and their watermarks, see them in step.
+func WithSnapshotV[T any](ctx context.Context, pool *pgxpool.Pool, fn func(q *db.Queries) (T, error)) (T, error) {
+	return withTx(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func withTx[T any](ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(q *db.Queries) (T, error)) (T, error) {
 	var zero T
-	tx, err := pool.Begin(ctx)
+	tx, err := pool.BeginTx(ctx, opts)
 	if err != nil {
 		return zero, fmt.Errorf("begin transaction: %w", err)
 	}
