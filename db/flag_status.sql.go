@@ -201,3 +201,67 @@ func (q *Queries) ListLastEvaluations(ctx context.Context, environmentID uuid.UU
 	}
 	return items, nil
 }
+
+const listTailEvaluations = `-- name: ListTailEvaluations :many
+WITH tail AS (
+    SELECT i.flag_key, i.value, i.evaluated_at AS at, 1::bigint AS n
+    FROM impressions i
+    WHERE i.environment_id = $2 AND i.id > $3
+    UNION ALL
+    SELECT s.flag_key, s.value, s.end_at, s.count
+    FROM impression_summaries s
+    WHERE s.environment_id = $2 AND s.id > $4
+)
+SELECT tail.flag_key, tail.value,
+       sum(CASE WHEN tail.at >= $1::timestamptz THEN tail.n ELSE 0 END)::bigint AS evaluations,
+       max(tail.at)::timestamptz AS last_at
+FROM tail
+GROUP BY tail.flag_key, tail.value
+`
+
+type ListTailEvaluationsParams struct {
+	FromTime         time.Time
+	EnvironmentID    uuid.UUID
+	ImpressionsAfter int64
+	SummariesAfter   int64
+}
+
+type ListTailEvaluationsRow struct {
+	FlagKey     string
+	Value       string
+	Evaluations int64
+	LastAt      time.Time
+}
+
+// The raw rows after the watermarks, which the rollups do not hold yet
+// (server/measure/read.go): per flag and value, the evaluations at or after
+// from_time and the latest evaluation.
+func (q *Queries) ListTailEvaluations(ctx context.Context, arg ListTailEvaluationsParams) ([]ListTailEvaluationsRow, error) {
+	rows, err := q.db.Query(ctx, listTailEvaluations,
+		arg.FromTime,
+		arg.EnvironmentID,
+		arg.ImpressionsAfter,
+		arg.SummariesAfter,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListTailEvaluationsRow{}
+	for rows.Next() {
+		var i ListTailEvaluationsRow
+		if err := rows.Scan(
+			&i.FlagKey,
+			&i.Value,
+			&i.Evaluations,
+			&i.LastAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -36,3 +36,22 @@ SELECT s.flag_key, s.value, sum(s.count)::bigint AS evaluations
 FROM impression_summaries s
 WHERE s.environment_id = @environment_id AND s.end_at >= @since AND s.end_at < @until
 GROUP BY s.flag_key, s.value;
+
+-- name: ListTailEvaluations :many
+-- The raw rows after the watermarks, which the rollups do not hold yet
+-- (server/measure/read.go): per flag and value, the evaluations at or after
+-- from_time and the latest evaluation.
+WITH tail AS (
+    SELECT i.flag_key, i.value, i.evaluated_at AS at, 1::bigint AS n
+    FROM impressions i
+    WHERE i.environment_id = @environment_id AND i.id > @impressions_after
+    UNION ALL
+    SELECT s.flag_key, s.value, s.end_at, s.count
+    FROM impression_summaries s
+    WHERE s.environment_id = @environment_id AND s.id > @summaries_after
+)
+SELECT tail.flag_key, tail.value,
+       sum(CASE WHEN tail.at >= @from_time::timestamptz THEN tail.n ELSE 0 END)::bigint AS evaluations,
+       max(tail.at)::timestamptz AS last_at
+FROM tail
+GROUP BY tail.flag_key, tail.value;

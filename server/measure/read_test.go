@@ -24,6 +24,7 @@ type everything struct {
 	EventKeys []db.ListEventKeysRow
 	ListTotal int64
 	ListOfA   int64
+	Status    []measure.FlagStatus
 }
 
 func readEverything(t *testing.T, svc *measure.Service, p *auth.Principal, env uuid.UUID) everything {
@@ -54,6 +55,9 @@ func readEverything(t *testing.T, svc *measure.Service, p *auth.Principal, env u
 		t.Fatal(err)
 	}
 	out.ListOfA = page.Total
+	if out.Status, err = svc.FlagStatuses(ctx, p, env); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -81,6 +85,10 @@ func TestReadsCombineRollupsWithTheUnfoldedTail(t *testing.T) {
 		if err := svc.IngestEvents(ctx, admin, env, rows); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Flags for the status read (the control plane's rows; measurement only reads them).
+	if _, err := pool.Exec(ctx, `INSERT INTO flags (environment_id, key) VALUES ($1, 'f'), ($1, 'g'), ($1, 'quiet')`, env); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := svc.CreateExperiment(ctx, admin, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
 		t.Fatal(err)
@@ -144,6 +152,9 @@ func TestReadsCombineRollupsWithTheUnfoldedTail(t *testing.T) {
 	}
 	if e := folded.Exposure; e.TotalImpressions != 9+7+3 || e.TotalUsers != 3 {
 		t.Errorf("exposure of f: %d evaluations of %d users, want 19 of 3 (9 impressions, 10 summarised)", e.TotalImpressions, e.TotalUsers)
+	}
+	if len(folded.Status) != 3 || folded.Status[0].Evaluations7d != 19 || folded.Status[1].Evaluations7d != 2 || folded.Status[2].Status != measure.StatusNew {
+		t.Errorf("status = %+v", folded.Status)
 	}
 	if folded.ListTotal != 11 || folded.ListOfA != 4 {
 		t.Errorf("list totals %d (all) and %d (f = A), want 11 and 4", folded.ListTotal, folded.ListOfA)

@@ -8,9 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/db"
-	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/store"
 )
 
 // The four flag statuses (extensions.md section 3).
@@ -45,22 +43,15 @@ type ValueCount struct {
 // of the flag's key, whatever their date relative to the flag's creation; a
 // summary counts at its end. The window's full hours come from the hourly
 // rollup and its partial first hour from the raw rows, so the count is
-// exact to the instant.
+// exact to the instant; rows not yet folded come from the tail (read.go).
 func (s *Service) FlagStatuses(ctx context.Context, p *auth.Principal, envID uuid.UUID) ([]FlagStatus, error) {
-	// The rollups must include every acknowledged ingest (rollups.go).
-	if err := s.foldPending(ctx); err != nil {
-		return nil, err
-	}
 	now := s.now()
 	since := now.Add(-statusWindow)
 	firstFull := since.Truncate(time.Hour) // time.Truncate works on absolute time: hours of UTC
 	if !firstFull.Equal(since) {
 		firstFull = firstFull.Add(time.Hour)
 	}
-	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) ([]FlagStatus, error) {
-		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
-			return nil, err
-		}
+	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) ([]FlagStatus, error) {
 		flags, err := q.ListFlagStatusFlags(ctx, envID)
 		if err != nil {
 			return nil, err
@@ -104,6 +95,22 @@ func (s *Service) FlagStatuses(ctx context.Context, p *auth.Principal, envID uui
 		for _, l := range last {
 			lastAt[l.FlagKey] = l.LastEvaluatedAt
 		}
+		// The tail the rollups do not hold yet (read.go); its rows in the
+		// partial first hour were counted with the raw rows above.
+		tail, err := q.ListTailEvaluations(ctx, db.ListTailEvaluationsParams{
+			EnvironmentID: envID, ImpressionsAfter: marks.Impressions, SummariesAfter: marks.Summaries, FromTime: firstFull,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range tail {
+			if r.Evaluations > 0 {
+				add(r.FlagKey, r.Value, r.Evaluations)
+			}
+			if at, ok := lastAt[r.FlagKey]; !ok || r.LastAt.After(at) {
+				lastAt[r.FlagKey] = r.LastAt
+			}
+		}
 		out := make([]FlagStatus, len(flags))
 		for i, f := range flags {
 			st := FlagStatus{FlagKey: f.Key, Values7d: []ValueCount{}}
@@ -120,7 +127,6 @@ func (s *Service) FlagStatuses(ctx context.Context, p *auth.Principal, envID uui
 		}
 		return out, nil
 	})
-	return out, store.AdaptError(err)
 }
 
 // statusOf applies the contract's definitions to one flag whose window
