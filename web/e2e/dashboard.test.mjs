@@ -679,7 +679,7 @@ test("a rule of several conditions with a rollout and a split, built in the edit
   const sentAs = await page.getByLabel("sent as (Rule 1 condition 3 value)").inputValue();
   assert.match(sentAs, /^2026-01-01T00:00:00[+-]\d\d:\d\d$/);
   await page.getByLabel("Rule 1 Rollout %").fill("50");
-  await page.getByRole("group", { name: "Rule 1 Serves" }).getByRole("radio", { name: "a split" }).check();
+  await page.getByRole("group", { name: "Rule 1: Matching users get" }).getByRole("radio", { name: "a split" }).check();
   for (const [i, value] of [[1, "one-page"], [2, "express"]]) {
     await page.getByRole("button", { name: "Add variant to rule 1" }).click();
     await page.getByLabel(`Rule 1 variant ${i} value`).fill(value);

@@ -907,7 +907,7 @@ function RuleServe({
     <div className="rule-serve-block">
       <fieldset className="serve-choice">
         <legend>
-          <span className="sr-only">Rule {n} </span>Serves
+          <span className="sr-only">Rule {n}: </span>Matching users get
         </legend>
         <label>
           <input type="radio" name={name} checked={rule.serve === "value"} onChange={() => onChange({ serve: "value" })} /> one value

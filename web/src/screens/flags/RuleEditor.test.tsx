@@ -52,7 +52,7 @@ test("a rule of two conditions with a rule rollout and a split is posted in the 
   await userEvent.selectOptions(screen.getByLabelText("Rule 1 condition 2 Operator"), "semver_greater_than_or_equal");
   await userEvent.type(screen.getByLabelText("Rule 1 condition 2 Values"), "2.4.0");
   await userEvent.type(screen.getByLabelText("Rule 1 Rollout %"), "50");
-  const serves = screen.getByRole("group", { name: "Rule 1 Serves" });
+  const serves = screen.getByRole("group", { name: "Rule 1: Matching users get" });
   await userEvent.click(within(serves).getByRole("radio", { name: "a split" }));
   await userEvent.click(screen.getByRole("button", { name: "Add variant to rule 1" }));
   await userEvent.click(screen.getByRole("button", { name: "Add variant to rule 1" }));
@@ -167,7 +167,7 @@ test("a 422 on a condition's value lands next to that condition, and a rule roll
   // The loaded rule shows all of it: two rows, the rollout and the split.
   expect(await screen.findByLabelText("Rule 2 condition 2 Values")).toHaveValue("2.4.0\n3.0.0");
   expect(screen.getByLabelText("Rule 2 Rollout %")).toHaveValue(20);
-  expect(within(screen.getByRole("group", { name: "Rule 2 Serves" })).getByRole("radio", { name: "a split" })).toBeChecked();
+  expect(within(screen.getByRole("group", { name: "Rule 2: Matching users get" })).getByRole("radio", { name: "a split" })).toBeChecked();
   expect(screen.getAllByText("50%")).toHaveLength(2);
 
   await userEvent.type(screen.getByLabelText("Description"), "!");
@@ -199,7 +199,7 @@ test("removing a condition and clearing the split sends the rule without them", 
   const { calls } = edit(current, { "PATCH /api/environments/e1/flags/checkout": current });
   await userEvent.click(await screen.findByRole("button", { name: "Remove rule 1 condition 2" }));
   await userEvent.clear(screen.getByLabelText("Rule 1 Rollout %"));
-  await userEvent.click(within(screen.getByRole("group", { name: "Rule 1 Serves" })).getByRole("radio", { name: "one value" }));
+  await userEvent.click(within(screen.getByRole("group", { name: "Rule 1: Matching users get" })).getByRole("radio", { name: "one value" }));
   await userEvent.type(screen.getByLabelText("Rule 1 Serves"), "b");
   await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
   await waitFor(() => expect(calls.some((c) => c.method === "PATCH")).toBe(true));
@@ -214,7 +214,7 @@ test("a segment rule takes extra conditions; a boolean flag's rule serves true w
   await userEvent.click(screen.getByRole("button", { name: "Add segment rule" }));
   await userEvent.selectOptions(screen.getByLabelText("Rule 1 Segment"), "beta");
   expect(screen.getByText(/Everyone in the segment/)).toBeInTheDocument();
-  expect(screen.queryByRole("group", { name: "Rule 1 Serves" })).not.toBeInTheDocument();
+  expect(screen.queryByRole("group", { name: "Rule 1: Matching users get" })).not.toBeInTheDocument();
   await userEvent.click(screen.getByRole("button", { name: "Add condition to rule 1" }));
   await userEvent.type(screen.getByLabelText("Rule 1 condition 1 Attribute"), "country");
   await userEvent.selectOptions(screen.getByLabelText("Rule 1 condition 1 Operator"), "not_in");
