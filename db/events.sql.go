@@ -100,12 +100,21 @@ WITH batch AS (
     FROM goal_events r
     WHERE r.id > $1 AND r.id <= $2
 ), users AS (
+    -- Probing first leaves a user whose later event is already known
+    -- unwritten (queries/impressions.sql, FoldImpressions).
     INSERT INTO goal_event_users AS g (environment_id, event_key, user_id, last_at)
-    SELECT environment_id, event_key, user_id, max(at)
-    FROM batch
-    WHERE user_id IS NOT NULL
-    GROUP BY environment_id, event_key, user_id
-    ORDER BY environment_id, event_key, user_id
+    SELECT n.environment_id, n.event_key, n.user_id, n.last_at
+    FROM (
+        SELECT environment_id, event_key, user_id, max(at) AS last_at
+        FROM batch
+        WHERE user_id IS NOT NULL
+        GROUP BY environment_id, event_key, user_id
+    ) n
+    WHERE NOT EXISTS (
+        SELECT 1 FROM goal_event_users x
+        WHERE x.environment_id = n.environment_id AND x.event_key = n.event_key
+          AND x.user_id = n.user_id AND x.last_at >= n.last_at)
+    ORDER BY n.environment_id, n.event_key, n.user_id
     ON CONFLICT (environment_id, event_key, user_id) DO UPDATE
     SET last_at = excluded.last_at
     WHERE excluded.last_at > g.last_at

@@ -162,7 +162,7 @@ func TestReadsCombineRollupsWithTheUnfoldedTail(t *testing.T) {
 }
 
 // foldAll runs a folder until every raw row is folded.
-func foldAll(t *testing.T, svc *measure.Service, pool *pgxpool.Pool) {
+func foldAll(t testing.TB, svc *measure.Service, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})

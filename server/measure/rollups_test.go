@@ -92,7 +92,7 @@ func TestDeferredRollupsFoldExactlyOnce(t *testing.T) {
 }
 
 // waitFolded waits until a running folder has folded every raw row.
-func waitFolded(t *testing.T, pool *pgxpool.Pool) {
+func waitFolded(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		if unfolded(t, pool) == 0 {
@@ -106,7 +106,7 @@ func waitFolded(t *testing.T, pool *pgxpool.Pool) {
 }
 
 // unfolded counts the raw rows of every kind after their watermark.
-func unfolded(t *testing.T, pool *pgxpool.Pool) int {
+func unfolded(t testing.TB, pool *pgxpool.Pool) int {
 	t.Helper()
 	var n int
 	err := pool.QueryRow(context.Background(), `SELECT

@@ -15,7 +15,7 @@ import (
 // seeded returns a measurement service on a fresh database holding the
 // first-boot seed (written by core, as at start-up), and the id of its
 // Production environment.
-func seeded(t *testing.T, cfg measure.Config) (*measure.Service, *pgxpool.Pool, uuid.UUID) {
+func seeded(t testing.TB, cfg measure.Config) (*measure.Service, *pgxpool.Pool, uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	pool := testenv.Pool(t)
