@@ -126,7 +126,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-watch.Changed():
 			watch.Drain() // a burst becomes one notice
-			env, err := h.environmentForStream(ctx, envID)
+			env, err := h.cfg.Flags.Environment(ctx, envID)
 			if err != nil {
 				return // the client reconnects and refetches
 			}

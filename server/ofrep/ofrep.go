@@ -88,7 +88,6 @@ type Handler struct {
 	tokens  tokens
 	notices [2]atomic.Pointer[notice] // the last change notice for server keys, for client keys
 	buffers sync.Pool                 // *bytes.Buffer: request bodies and answers (evaluate.go)
-	reads   sync.Map                  // uuid.UUID -> *envReads: event streams' coalesced reads (coalesce.go)
 }
 
 // NewHandler returns the OFREP handler.

@@ -1,6 +1,10 @@
-import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { renderScreen, type Call, type Routes } from "../../test/render";
+import { MemoryRouter, Route, Routes as RouterRoutes } from "react-router";
+import { newApi } from "../../api/client";
+import { ApiProvider } from "../../api/context";
+import { fakeFetch, renderScreen, type Call, type Routes } from "../../test/render";
 import { flagKeys } from "../../lib/stream";
 import FlagEditor from "./FlagEditor";
 import { flag, scopeRoutes } from "../../test/fixtures";
@@ -20,6 +24,7 @@ function edit(current: ReturnType<typeof flag>, routes: Routes = {}) {
       "GET /api/environments/e1/flags": [current, flag({ key: "auth" })],
       "GET /api/environments/e1/flags/checkout": current,
       "GET /api/environments/e1/segments": segments,
+      "GET /api/environments/e1/flag-status": [],
       ...routes,
     },
   });
@@ -289,4 +294,134 @@ test("a new flag is created server-only unless switched", async () => {
   await userEvent.click(screen.getByRole("button", { name: "Create flag" }));
   await waitFor(() => expect(calls.some((c) => c.method === "POST")).toBe(true));
   expect(calls.find((c) => c.method === "POST")?.body).toMatchObject({ key: "banner", client_side: false });
+});
+
+test("after Create flag the editor, now at the flag's own address, says the flag was created", async () => {
+  // As in App.tsx: flags/new and flags/:key are two routes with the same
+  // element, so the router keeps this editor mounted across the redirect.
+  const calls: Call[] = [];
+  const routes: Routes = {
+    ...scopeRoutes(),
+    "GET /api/environments/e1/flags": [],
+    "GET /api/environments/e1/segments": segments,
+    "GET /api/environments/e1/flag-status": [],
+    "POST /api/environments/e1/flags": (c: Call) => ({ ...flag(), ...(c.body as object), version: 1 }),
+    "GET /api/environments/e1/flags/new-checkout": flag({ key: "new-checkout", version: 1 }),
+  };
+  const api = newApi({ baseUrl: "http://test", fetch: fakeFetch(routes, calls) });
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false }, mutations: { retry: false } } });
+  render(
+    <ApiProvider api={api}>
+      <QueryClientProvider client={queryClient}>
+        <MemoryRouter initialEntries={["/projects/p1/envs/e1/flags/new"]}>
+          <RouterRoutes>
+            <Route path="/projects/:projectId/envs/:envId/flags/new" element={<FlagEditor />} />
+            <Route path="/projects/:projectId/envs/:envId/flags/:key" element={<FlagEditor />} />
+          </RouterRoutes>
+        </MemoryRouter>
+      </QueryClientProvider>
+    </ApiProvider>,
+  );
+  await userEvent.type(await screen.findByLabelText("Key"), "new-checkout");
+  await userEvent.click(screen.getByRole("button", { name: "Create flag" }));
+  expect(await screen.findByRole("button", { name: "Save flag" })).toBeInTheDocument();
+  await waitFor(() => expect(screen.getByRole("heading", { level: 1 })).toHaveTextContent("new-checkout"));
+  expect(screen.getByText("Flag new-checkout created.")).toHaveAttribute("role", "status");
+  expect(calls.filter((c) => c.method === "POST")).toHaveLength(1);
+});
+
+describe("the Last 7 days panel", () => {
+  const status = (over: object) => ({
+    flag_key: "checkout",
+    status: "active",
+    last_evaluated_at: new Date(Date.now() - 3 * 3600_000).toISOString(),
+    evaluations_7d: 0,
+    values_7d: [],
+    ...over,
+  });
+  const panel = async () => {
+    const heading = await screen.findByRole("heading", { name: "Last 7 days" });
+    return heading.closest("section")!;
+  };
+
+  test("reads the environment's status and shows the count and each value's share", async () => {
+    const { calls } = edit(flag(), {
+      "GET /api/environments/e1/flag-status": [
+        status({ flag_key: "auth", evaluations_7d: 5, values_7d: [{ value: "true", count: 5 }] }),
+        status({
+          evaluations_7d: 1500,
+          values_7d: [
+            { value: "false", count: 500 },
+            { value: "true", count: 1000 },
+          ],
+        }),
+      ],
+    });
+    const section = await panel();
+    await waitFor(() => expect(section).toHaveTextContent("1,500 evaluations"));
+    expect(calls.some((c) => c.method === "GET" && c.path === "/api/environments/e1/flag-status")).toBe(true);
+    expect(within(section).getByTitle(/more than one value/)).toHaveTextContent(/^Active/);
+    expect(section).toHaveTextContent("last evaluated 3 hours ago");
+    const bars = within(within(section).getByRole("list", { name: "Evaluations by value, last 7 days" })).getAllByRole("listitem");
+    // Most evaluated first.
+    expect(bars.map((b) => b.textContent)).toEqual(["true1,000 (66.7%)", "false500 (33.3%)"]);
+    expect(bars[0].querySelector<HTMLElement>(".value-bar-fill")?.style.width).toMatch(/^66\.66/);
+    expect(section).not.toHaveTextContent(/removed from code/);
+  });
+
+  test("a launched flag says it can be removed from code, serving its one value", async () => {
+    edit(flag(), {
+      "GET /api/environments/e1/flag-status": [
+        status({ status: "launched", evaluations_7d: 42, values_7d: [{ value: "true", count: 42 }] }),
+      ],
+    });
+    const section = await panel();
+    const note = await within(section).findByText(/Ready to remove from code/);
+    expect(note.closest("p")).toHaveTextContent(
+      "Every evaluation in the last 7 days returned true and the flag hasn't changed for 7 days: it can be removed from code, serving true.",
+    );
+    expect(within(section).getAllByRole("listitem").map((b) => b.textContent)).toEqual(["true42 (100%)"]);
+    expect(within(section).getByTitle(/can be removed from code/)).toHaveTextContent(/^Launched/);
+  });
+
+  test("an inactive flag was not evaluated in the last 7 days", async () => {
+    edit(flag(), {
+      "GET /api/environments/e1/flag-status": [status({ status: "inactive", last_evaluated_at: "2020-01-01T00:00:00Z" })],
+    });
+    const section = await panel();
+    await waitFor(() => expect(section).toHaveTextContent("0 evaluations"));
+    expect(section).toHaveTextContent("Not evaluated in the last 7 days (last evaluation");
+    expect(within(section).queryByRole("list")).not.toBeInTheDocument();
+  });
+
+  test("a new flag is not evaluated yet", async () => {
+    edit(flag(), { "GET /api/environments/e1/flag-status": [status({ status: "new", last_evaluated_at: null })] });
+    const section = await panel();
+    await waitFor(() => expect(section).toHaveTextContent("Not evaluated yet."));
+    expect(section).toHaveTextContent("last evaluated Never");
+  });
+
+  test("a failed status read leaves the editor working and says so in the panel", async () => {
+    const { calls } = edit(flag({ rollout_percentage: 50 }), {
+      "GET /api/environments/e1/flag-status": { status: 403, body: { error: "insufficient role" } },
+      "PATCH /api/environments/e1/flags/checkout": (c: Call) => ({ ...flag(), ...(c.body as object), version: 4 }),
+    });
+    const section = await panel();
+    await waitFor(() => expect(section).toHaveTextContent("Evaluations could not be loaded (insufficient role)."));
+    expect(screen.queryByRole("alert")).not.toBeInTheDocument();
+    fireEvent.change(screen.getByLabelText("Rollout percentage"), { target: { value: "80" } });
+    await userEvent.click(screen.getByRole("button", { name: "Save flag" }));
+    expect(await screen.findByText("Saved — version 4.")).toBeInTheDocument();
+    expect(calls.find((c) => c.method === "PATCH")?.body).toEqual({ rollout_percentage: 80 });
+  });
+
+  test("a new flag's form has no panel", async () => {
+    renderScreen(<FlagEditor />, {
+      url: "/projects/p1/envs/e1/flags/new",
+      pattern: "/projects/:projectId/envs/:envId/flags/new",
+      routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": [], "GET /api/environments/e1/segments": segments },
+    });
+    await screen.findByLabelText("Key");
+    expect(screen.queryByRole("heading", { name: "Last 7 days" })).not.toBeInTheDocument();
+  });
 });

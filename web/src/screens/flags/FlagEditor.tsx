@@ -7,6 +7,7 @@ import { Button, ConfirmDialog, ErrorBanner, Field, Loading, Notice, PageHeader,
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
 import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag } from "./common";
+import { LastSevenDays } from "./FlagStatus";
 import { ConditionRows } from "./RuleConditions";
 import {
   FLAG_TYPES,
@@ -185,6 +186,10 @@ export default function FlagEditor() {
     onSuccess: (res) => {
       setErrors({});
       if (res.kind === "created") {
+        // The router keeps this editor mounted from flags/new to flags/:key
+        // (same element), so the initial state that reads the location's
+        // `created` runs only when the page is opened afresh: say it here.
+        setStatus({ kind: "saved", text: `Flag ${res.flag.key} created.` });
         queryClient.setQueryData(flagKeys.one(envId, res.flag.key), res.flag);
         void queryClient.invalidateQueries({ queryKey: flagKeys.list(envId), exact: true });
         navigate(envPath(projectId, envId, `flags/${encodeURIComponent(res.flag.key)}`), {
@@ -331,6 +336,8 @@ export default function FlagEditor() {
       <ErrorBanner error={save.error} action="change flags in this environment" />
       <ErrorBanner error={archive.error} action="archive flags in this environment" />
       <ErrorBanner error={remove.error} action="delete flags in this environment" />
+
+      {!isNew && base && <LastSevenDays envId={envId} flagKey={base.key} />}
 
       <div className="editor-grid">
         <Section title="Basics">

@@ -162,3 +162,104 @@ test("the client-side filter on an environment without one says why a browser se
   });
   expect(await screen.findByText(/No flag of this environment is client-side yet/)).toBeInTheDocument();
 });
+
+describe("flag status", () => {
+  const now = Date.now();
+  const ago = (hours: number) => new Date(now - hours * 3600_000).toISOString();
+  const statusFlags = [
+    flag({ key: "checkout" }),
+    flag({ key: "dark-mode" }),
+    flag({ key: "fresh" }),
+    flag({ key: "old-banner" }),
+    flag({ key: "unlisted" }), // created after the status was read: no entry
+  ];
+  const statuses = [
+    { flag_key: "checkout", status: "launched", last_evaluated_at: ago(2), evaluations_7d: 1200, values_7d: [{ value: "true", count: 1200 }] },
+    {
+      flag_key: "dark-mode",
+      status: "active",
+      last_evaluated_at: ago(0.1),
+      evaluations_7d: 40,
+      values_7d: [
+        { value: "false", count: 10 },
+        { value: "true", count: 30 },
+      ],
+    },
+    { flag_key: "fresh", status: "new", last_evaluated_at: null, evaluations_7d: 0, values_7d: [] },
+    { flag_key: "old-banner", status: "inactive", last_evaluated_at: ago(24 * 20), evaluations_7d: 0, values_7d: [] },
+  ];
+  const routes = (status: unknown = statuses) => ({
+    ...scopeRoutes(),
+    "GET /api/environments/e1/flags": statusFlags,
+    "GET /api/environments/e1/flag-status": status,
+  });
+  const rowOf = async (key: string) => (await screen.findByRole("link", { name: key })).closest("tr")!;
+  const statusCell = (row: HTMLElement) => within(row).getAllByRole("cell")[6];
+  const lastCell = (row: HTMLElement) => within(row).getAllByRole("cell")[7];
+
+  test("each flag shows its status badge, explained, and when it was last evaluated", async () => {
+    const { calls } = renderScreen(<FlagList />, { url, pattern, routes: routes() });
+    const checkout = await rowOf("checkout");
+    expect(screen.getByRole("columnheader", { name: "Status" })).toBeInTheDocument();
+    expect(screen.getByRole("columnheader", { name: "Last evaluated" })).toBeInTheDocument();
+    await waitFor(() => expect(statusCell(checkout)).toHaveTextContent(/^Launched/));
+    expect(calls.filter((c) => c.method === "GET" && c.path === "/api/environments/e1/flag-status")).toHaveLength(1);
+
+    const badge = within(statusCell(checkout)).getByTitle(/can be removed from code/);
+    expect(badge).toHaveTextContent("Launched: Every evaluation in the last 7 days returned the same value");
+    expect(lastCell(checkout)).toHaveTextContent("2 hours ago");
+    expect(within(lastCell(checkout)).getByText("2 hours ago")).toHaveAttribute("title", new Date(ago(2)).toLocaleString());
+
+    const dark = await rowOf("dark-mode");
+    expect(within(statusCell(dark)).getByTitle(/more than one value/)).toHaveTextContent(/^Active/);
+    const fresh = await rowOf("fresh");
+    expect(within(statusCell(fresh)).getByTitle(/not evaluated yet/)).toHaveTextContent(/^New/);
+    expect(lastCell(fresh)).toHaveTextContent("Never");
+    const old = await rowOf("old-banner");
+    expect(within(statusCell(old)).getByTitle("Not evaluated in the last 7 days.")).toHaveTextContent(/^Inactive/);
+    expect(lastCell(old)).toHaveTextContent("20 days ago");
+    const unlisted = await rowOf("unlisted");
+    expect(statusCell(unlisted)).toHaveTextContent("—");
+    expect(lastCell(unlisted)).toHaveTextContent("—");
+  });
+
+  test("the status filter keeps one status, counts each, and comes from the URL", async () => {
+    renderScreen(<FlagList />, { url: `${url}?status=inactive`, pattern, routes: routes() });
+    const select = await screen.findByLabelText("Status");
+    expect(select).toHaveValue("inactive");
+    await screen.findByRole("link", { name: "old-banner" });
+    expect(screen.getAllByRole("row")).toHaveLength(2); // header + old-banner
+    expect(within(select).getByRole("option", { name: "Launched (1)" })).toBeInTheDocument();
+
+    await userEvent.selectOptions(select, "launched");
+    expect(screen.getByRole("link", { name: "checkout" })).toBeInTheDocument();
+    expect(screen.queryByRole("link", { name: "old-banner" })).not.toBeInTheDocument();
+    expect(screen.getAllByRole("row")).toHaveLength(2);
+
+    // Combined with the other filters: nothing launched matches "dark".
+    await userEvent.type(screen.getByLabelText("Search"), "dark");
+    expect(await screen.findByText(/No flag here is launched/)).toBeInTheDocument();
+
+    await userEvent.selectOptions(select, "");
+    expect(screen.getByRole("link", { name: "dark-mode" })).toBeInTheDocument();
+  });
+
+  test("when the status cannot be read the list still shows, with — and a small notice", async () => {
+    renderScreen(<FlagList />, {
+      url: `${url}?status=launched`,
+      pattern,
+      routes: routes({ status: 500, body: { error: "internal error" } }),
+    });
+    const checkout = await rowOf("checkout");
+    const notice = await screen.findByText(/Flag status could not be loaded/);
+    expect(notice).toHaveTextContent("internal error");
+    expect(notice).toHaveTextContent("the status filter is not applied");
+    expect(statusCell(checkout)).toHaveTextContent("—");
+    expect(lastCell(checkout)).toHaveTextContent("—");
+    // Not narrowed by a filter it cannot apply: every unarchived flag is listed.
+    expect(screen.getAllByRole("row")).toHaveLength(statusFlags.length + 1);
+    expect(screen.queryByRole("alert")).not.toBeInTheDocument();
+    // The list's own actions still work.
+    expect(screen.getByRole("switch", { name: "Enable checkout" })).toBeEnabled();
+  });
+});

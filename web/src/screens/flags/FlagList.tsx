@@ -1,13 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useMemo, useState } from "react";
 import { Link, useSearchParams } from "react-router";
-import { unwrap } from "../../api/client";
+import { errorMessage, unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
 import { Empty, ErrorBanner, Loading, PageHeader, Time, Toggle } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
 import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag, type PatchOutcome } from "./common";
 import { allTags, glance, matchesSearch, type Flag } from "./flagform";
+import { LastEvaluated, STATUSES, StatusBadge, isStatusName, statusInfo, useFlagStatuses } from "./FlagStatus";
 import "./flags.css";
 
 // RolloutGlance: what the flag does, in one line — rules first, then the
@@ -42,10 +43,13 @@ export default function FlagList() {
   const tag = params.get("tag") ?? "";
   const showArchived = params.get("archived") === "1";
   const clientOnly = params.get("client_side") === "1";
+  const statusParam = params.get("status") ?? "";
+  const statusFilter = isStatusName(statusParam) ? statusParam : "";
   const searchId = useId();
   const tagId = useId();
   const archivedId = useId();
   const clientOnlyId = useId();
+  const statusId = useId();
 
   // The list key must stay exactly flagKeys.list(envId) so live updates
   // refresh it; it holds every flag (archived too) and filters here.
@@ -54,6 +58,10 @@ export default function FlagList() {
     queryFn: () => unwrap(api.GET("/api/environments/{env_id}/flags", { params: { path: { env_id: envId } } })),
     enabled: !!envId,
   });
+
+  // Status is secondary: its failure leaves the list whole (cells show —).
+  const { query: statuses, byKey: statusOf } = useFlagStatuses(envId);
+  const statusKnown = !!statuses.data;
 
   const [outcome, setOutcome] = useState<PatchOutcome | null>(null);
   const toggle = useMutation({
@@ -77,13 +85,17 @@ export default function FlagList() {
 
   const all = flags.data ?? [];
   const tags = useMemo(() => allTags(all), [all]);
-  const shown = all.filter(
+  const filtered = all.filter(
     (f) =>
       matchesSearch(f, search) &&
       (!tag || f.tags.includes(tag)) &&
       (showArchived || f.archived_at === null) &&
       (!clientOnly || f.client_side),
   );
+  // The status filter applies only once statuses are known; until then (or
+  // if they cannot be read) the list is not narrowed by it.
+  const shown = statusFilter && statusKnown ? filtered.filter((f) => statusOf.get(f.key)?.status === statusFilter) : filtered;
+  const statusCount = (s: string) => filtered.filter((f) => statusOf.get(f.key)?.status === s).length;
   const clientCount = all.filter((f) => f.client_side && f.archived_at === null).length;
   const archivedCount = all.filter((f) => f.archived_at !== null).length;
 
@@ -142,7 +154,25 @@ export default function FlagList() {
           />
           Client-side only ({clientCount})
         </label>
+        <div className="field">
+          <label htmlFor={statusId}>Status</label>
+          <select id={statusId} value={statusFilter} onChange={(e) => setParam("status", e.target.value)}>
+            <option value="">All statuses</option>
+            {STATUSES.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+                {statusKnown ? ` (${statusCount(s.value)})` : ""}
+              </option>
+            ))}
+          </select>
+        </div>
       </div>
+      {statuses.error && (
+        <p className="muted status-unavailable" role="status">
+          Flag status could not be loaded ({errorMessage(statuses.error)}): Status and Last evaluated show —
+          {statusFilter ? ", and the status filter is not applied" : ""}.
+        </p>
+      )}
 
       <div aria-live="polite">
         {outcome?.kind === "change_request" && <ChangeRequestNotice cr={outcome.changeRequest} projectId={projectId} envId={envId} />}
@@ -152,6 +182,8 @@ export default function FlagList() {
 
       {flags.isPending && envId ? (
         <Loading label="Loading flags…" />
+      ) : statusFilter && statuses.isPending && all.length > 0 ? (
+        <Loading label="Loading flag status…" />
       ) : all.length === 0 && !flags.error ? (
         <Empty title="No flags yet">
           <p>Create the first flag of this environment.</p>
@@ -164,7 +196,9 @@ export default function FlagList() {
           <p>
             {clientOnly && !all.some((f) => f.client_side)
               ? "No flag of this environment is client-side yet: a browser or app with a client key sees none. Open a flag and turn on its Client-side switch."
-              : "Change the search or filters."}
+              : statusFilter && filtered.length > 0
+                ? `No flag here is ${statusInfo(statusFilter).label.toLowerCase()}. Choose another status or All statuses.`
+                : "Change the search or filters."}
           </p>
         </Empty>
       ) : (
@@ -182,12 +216,15 @@ export default function FlagList() {
                   <th scope="col">Rollout at a glance</th>
                   <th scope="col">Tags</th>
                   <th scope="col">Owner</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Last evaluated</th>
                   <th scope="col">Updated</th>
                 </tr>
               </thead>
               <tbody>
                 {shown.map((f) => {
                   const busy = toggle.isPending && toggle.variables?.key === f.key;
+                  const st = statusOf.get(f.key);
                   return (
                     <tr key={f.key} className={f.archived_at ? "flag-archived" : undefined}>
                       <td>
@@ -226,6 +263,18 @@ export default function FlagList() {
                         ))}
                       </td>
                       <td>{f.owner_email ?? <span className="muted">—</span>}</td>
+                      <td>
+                        {st ? (
+                          <StatusBadge status={st.status} />
+                        ) : statuses.isPending ? (
+                          <span className="muted">
+                            …<span className="sr-only"> loading status</span>
+                          </span>
+                        ) : (
+                          <span className="muted">—</span>
+                        )}
+                      </td>
+                      <td className="nowrap">{st ? <LastEvaluated at={st.last_evaluated_at} /> : <span className="muted">—</span>}</td>
                       <td>
                         <Time value={f.updated_at} />
                       </td>
