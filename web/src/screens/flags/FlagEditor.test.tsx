@@ -365,7 +365,7 @@ describe("the Last 7 days panel", () => {
     const bars = within(within(section).getByRole("list", { name: "Evaluations by value, last 7 days" })).getAllByRole("listitem");
     // Most evaluated first.
     expect(bars.map((b) => b.textContent)).toEqual(["true1,000 (66.7%)", "false500 (33.3%)"]);
-    expect(bars[0].querySelector<HTMLElement>(".value-bar-fill")?.style.width).toMatch(/^66\.66/);
+    expect(bars[0]!.querySelector<HTMLElement>(".value-bar-fill")?.style.width).toMatch(/^66\.66/);
     expect(section).not.toHaveTextContent(/removed from code/);
   });
 
