@@ -172,3 +172,12 @@ bench-ofrep: ## Measure OFREP remote evaluation against a bare 120-byte handler,
 	@mkdir -p bin
 	cd bench/stream && { (( $$(ulimit -n) >= 16384 )) || ulimit -n 65536 2>/dev/null || echo "warning: ulimit -n is $$(ulimit -n), below the 16384 that 10,000 clients need: run as root or raise it" >&2; } && \
 		go run . -mode ofrep -clients 10000 -snapshot-rounds 3 -runs 6 $(BENCH_STREAM_FLAGS) | tee ../../bin/bench-ofrep.txt
+
+.PHONY: bench-analytics
+
+BENCH_ANALYTICS_FLAGS ?= -short
+
+bench-analytics: ## Measure analytics at production traffic: SDK rows per evaluation and exactness, HTTP ingest visibility vs raw COPY, reads under load (bench/analytics; default -short, about 2 min; the issue's sizes: BENCH_ANALYTICS_FLAGS=-full; -help)
+	@mkdir -p bin
+	cd bench/analytics && BENCH_ANALYTICS_COMMAND="make bench-analytics BENCH_ANALYTICS_FLAGS='$(BENCH_ANALYTICS_FLAGS)'" \
+		GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_ANALYTICS_FLAGS) | tee ../../bin/bench-analytics.txt

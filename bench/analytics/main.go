@@ -1,0 +1,210 @@
+// Command analytics measures Switchyard's analytics at production traffic
+// (issue 17) in one run, against the real server (bin/switchyard built from
+// the repository and started as a process of its own, so that its CPU is its
+// own) on a scratch database of the local PostgreSQL, dropped afterwards:
+//
+//  1. Production shape: the real Go SDK (sdkgo) evaluates 10 flags for
+//     users drawn from a Zipf (s = 1.1) population of 100,000 at 10,000
+//     evaluations/s. Rows inserted plus rows updated across all tables
+//     (pg_stat_user_tables), split into rows per first-seen (flag, user,
+//     value) and rows per evaluation besides, a day of this traffic
+//     extrapolated from both, the server's and PostgreSQL's CPU, and every
+//     statistic checked against the tool's own tally (a mismatch fails the
+//     run).
+//  2. Per-evaluation senders: 4 writers sending 500-item impression batches
+//     over HTTP, the rate at which they become visible through
+//     GET …/impressions (total), against raw pgx COPY into the same table.
+//  3. Reads under load: p50/p99 of stats, exposure and experiment results
+//     while (2)'s ingest runs, over an environment seeded with
+//     -seed-impressions impressions through the server's own ingest and
+//     fold.
+//
+// Run it with `make bench-analytics` (the -short preset, under 2 minutes)
+// or with the issue's sizes, `make bench-analytics BENCH_ANALYTICS_FLAGS=-full`.
+// docs/performance.md records the figures.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type options struct {
+	adminURL string
+	repo     string
+	bin      string
+	keep     bool
+	short    bool
+	full     bool
+
+	// 1. production shape
+	duration       time.Duration
+	rate           int
+	users          int
+	zipfS          float64
+	exposureMemory int
+	skipProduction bool
+
+	// 2. and 3.
+	seedImpressions int
+	seedEvents      int
+	ingestRows      int
+	writers         int
+	readers         int
+	loadTime        time.Duration
+	skipIngest      bool
+	dbMaxConns      int
+}
+
+// errMismatch marks a statistic that differs from the tool's own count.
+var errMismatch = errors.New("statistics do not match the evaluations made")
+
+func main() {
+	var o options
+	flag.StringVar(&o.adminURL, "db", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		"PostgreSQL URL of a role that may create databases; a scratch database is created beside it and dropped afterwards")
+	flag.StringVar(&o.repo, "repo", "../..", "repository root (the server is built from it)")
+	flag.StringVar(&o.bin, "bin", "", "use this switchyard binary instead of building one")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch database")
+	flag.BoolVar(&o.short, "short", false, "small preset (about 2 minutes): -duration 20s -seed-impressions 300000 -seed-events 30000 -ingest-rows 100000 -load-time 15s")
+	flag.BoolVar(&o.full, "full", false, "the issue's sizes: -duration 60s -seed-impressions 5000000 -seed-events 500000 -ingest-rows 500000 -load-time 60s")
+	flag.DurationVar(&o.duration, "duration", 60*time.Second, "production shape: how long the SDK evaluates")
+	flag.IntVar(&o.rate, "rate", 10_000, "production shape: evaluations per second (10 flags per request)")
+	flag.IntVar(&o.users, "users", 100_000, "production shape: population")
+	flag.Float64Var(&o.zipfS, "zipf-s", 1.1, "production shape: Zipf exponent of the user draw (> 1)")
+	flag.IntVar(&o.exposureMemory, "exposure-memory", -1, "production shape: sdkgo.WithExposureMemory (-1: the SDK's default)")
+	flag.BoolVar(&o.skipProduction, "skip-production", false, "skip the production shape (1)")
+	flag.IntVar(&o.seedImpressions, "seed-impressions", 5_000_000, "reads under load: impressions in the environment read (the issue's size is 5000000)")
+	flag.IntVar(&o.seedEvents, "seed-events", 500_000, "reads under load: goal events seeded beside them")
+	flag.IntVar(&o.ingestRows, "ingest-rows", 500_000, "per-evaluation senders: rows per ingest measurement (raw and HTTP each)")
+	flag.IntVar(&o.writers, "writers", 4, "per-evaluation senders: concurrent writers")
+	flag.IntVar(&o.readers, "readers", 1, "reads under load: concurrent readers, each cycling stats, exposure, experiment results")
+	flag.DurationVar(&o.loadTime, "load-time", 60*time.Second, "reads under load: the HTTP ingest with readers goes on at least this long, repeating its batches")
+	flag.BoolVar(&o.skipIngest, "skip-ingest", false, "skip (2) and (3)")
+	flag.IntVar(&o.dbMaxConns, "db-max-connections", 10, "the server's DB_MAX_CONNECTIONS")
+	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	preset := func(name, value string) {
+		if !set[name] {
+			_ = flag.Set(name, value)
+		}
+	}
+	switch {
+	case o.short && o.full:
+		log.Fatal("-short and -full exclude each other")
+	case o.short:
+		preset("duration", "20s")
+		preset("seed-impressions", "300000")
+		preset("seed-events", "30000")
+		preset("ingest-rows", "100000")
+		preset("load-time", "15s")
+	case o.full:
+		preset("duration", "60s")
+		preset("seed-impressions", "5000000")
+		preset("seed-events", "500000")
+		preset("ingest-rows", "500000")
+		preset("load-time", "60s")
+	}
+	if o.zipfS <= 1 {
+		log.Fatal("-zipf-s must be above 1")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	err := run(ctx, o)
+	cancel()
+	if err != nil {
+		if errors.Is(err, errMismatch) {
+			fmt.Fprintf(os.Stderr, "\n!!!!!!!! FAIL: %v\n", err)
+			os.Exit(2)
+		}
+		log.Fatal(err)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, o options) error {
+	start := time.Now()
+	logDir, err := os.MkdirTemp("", "bench-analytics-")
+	if err != nil {
+		return err
+	}
+	bin := o.bin
+	if bin == "" {
+		if bin, err = buildServer(ctx, o.repo, logDir); err != nil {
+			return err
+		}
+	}
+	dbURL, dbName, drop, err := scratchDatabase(ctx, o.adminURL, o.keep)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	srv, err := startServer(ctx, bin, dbURL, o.dbMaxConns, logDir)
+	if err != nil {
+		return err
+	}
+	defer srv.stop(15 * time.Second)
+	fx, err := arrange(ctx, dbURL, dbName, "http://"+srv.addr)
+	if err != nil {
+		return err
+	}
+	defer fx.pool.Close()
+
+	var pgVersion string
+	_ = fx.pool.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion)
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("bench/analytics  %s UTC\n", start.UTC().Format("2006-01-02 15:04"))
+	fmt.Printf("command: %s\n", commandLine())
+	fmt.Printf("machine: %d CPUs, load average %s at start; PostgreSQL %s; server %s (pid %d, DB_MAX_CONNECTIONS=%d); logs in %s\n\n",
+		runtime.NumCPU(), loadAvg(load), pgVersion, filepath.Base(bin), srv.pid(), o.dbMaxConns, logDir)
+
+	rep := &report{}
+	if !o.skipProduction {
+		if err := productionShape(ctx, o, fx, srv, rep); err != nil {
+			return err
+		}
+	}
+	if !o.skipIngest {
+		if err := ingestAndReads(ctx, o, fx, srv, rep); err != nil {
+			return err
+		}
+	}
+	load, _ = os.ReadFile("/proc/loadavg")
+	rep.print(o)
+	fmt.Printf("\nload average at the end: %s; total run %s\n", loadAvg(load), time.Since(start).Round(time.Second))
+	if len(rep.mismatches) > 0 {
+		return fmt.Errorf("%w: %d mismatches (listed above)", errMismatch, len(rep.mismatches))
+	}
+	return nil
+}
+
+func loadAvg(b []byte) string {
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// commandLine is how to rerun this measurement.
+func commandLine() string {
+	args := os.Args[1:]
+	if s := os.Getenv("BENCH_ANALYTICS_COMMAND"); s != "" {
+		return s
+	}
+	return "cd bench/analytics && go run . " + strings.Join(args, " ")
+}
