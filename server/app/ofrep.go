@@ -41,5 +41,6 @@ type hubWatch struct {
 
 func (w hubWatch) Changed() <-chan struct{} { return w.sub.Wake() }
 func (w hubWatch) Drain()                   { w.sub.Take() }
+func (w hubWatch) Tag() string              { return w.sub.ETag() }
 func (w hubWatch) Done() <-chan struct{}    { return w.sub.Done() }
 func (w hubWatch) Close()                   { w.hub.Unsubscribe(w.sub) }

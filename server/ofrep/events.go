@@ -126,11 +126,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-watch.Changed():
 			watch.Drain() // a burst becomes one notice
-			env, err := h.cfg.Flags.Environment(ctx, envID)
-			if err != nil {
-				return // the client reconnects and refetches
-			}
-			if !out.Write(h.notice(env.Tag, p.Client)) {
+			if !out.Write(h.notice(watch.Tag(), p.Client)) {
 				return
 			}
 		case <-tick.C:

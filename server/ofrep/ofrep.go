@@ -44,6 +44,7 @@ type Environment struct {
 type Watch interface {
 	Changed() <-chan struct{}
 	Drain()
+	Tag() string // the environment's flags' tag now, as Environment's
 	Done() <-chan struct{}
 	Close()
 }

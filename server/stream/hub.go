@@ -699,6 +699,14 @@ func (h *Hub) Evaluation(ctx context.Context, envID uuid.UUID) (*eval.Snapshot, 
 	return v.evaluation(), v.snapshot().ETag, nil
 }
 
+// ETag is the snapshot ETag of the subscriber's first environment as it is
+// now, read from the subscriber's own registration: a woken subscriber
+// needs no hub lock (10,000 woken at once would queue on it) and no compiled
+// evaluation, only the tag.
+func (s *Subscriber) ETag() string {
+	return s.states[0].view.Load().snapshot().ETag
+}
+
 // Subscriber is one stream connection. Its queue is a slice that grows only
 // while the connection is behind (an idle connection holds no buffer) and
 // is drained in batches, so a burst costs one write and one flush.
