@@ -7,12 +7,14 @@ import "strings"
 // Matches applies If-None-Match (RFC 9110 §13.1.2, weak comparison): "*" or
 // any listed tag, weak or not, matches tag. An empty header matches nothing.
 func Matches(ifNoneMatch, tag string) bool {
-	if ifNoneMatch == "" {
-		return false
-	}
-	for _, t := range strings.Split(ifNoneMatch, ",") {
+	// Weak comparison (RFC 9110, 13.1.2); no allocation, since pollers send
+	// this header on every request.
+	opaque := strings.TrimPrefix(tag, "W/")
+	for rest := ifNoneMatch; rest != ""; {
+		var t string
+		t, rest, _ = strings.Cut(rest, ",")
 		t = strings.TrimSpace(t)
-		if t == "*" || t == tag || t == "W/"+tag || "W/"+t == tag {
+		if t == "*" || (t != "" && strings.TrimPrefix(t, "W/") == opaque) {
 			return true
 		}
 	}
