@@ -212,12 +212,12 @@ export default function FlagList() {
                 <tr>
                   <th scope="col">Enabled</th>
                   <th scope="col">Flag</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Last evaluated</th>
                   <th scope="col">Type</th>
                   <th scope="col">Rollout at a glance</th>
                   <th scope="col">Tags</th>
                   <th scope="col">Owner</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Last evaluated</th>
                   <th scope="col">Updated</th>
                 </tr>
               </thead>
@@ -251,18 +251,6 @@ export default function FlagList() {
                           </div>
                         )}
                       </td>
-                      <td>{f.flag_type}</td>
-                      <td>
-                        <RolloutGlance flag={f} />
-                      </td>
-                      <td>
-                        {f.tags.map((t) => (
-                          <span className="tag" key={t}>
-                            {t}
-                          </span>
-                        ))}
-                      </td>
-                      <td>{f.owner_email ?? <span className="muted">—</span>}</td>
                       <td>
                         {st ? (
                           <StatusBadge status={st.status} />
@@ -275,7 +263,19 @@ export default function FlagList() {
                         )}
                       </td>
                       <td className="nowrap">{st ? <LastEvaluated at={st.last_evaluated_at} /> : <span className="muted">—</span>}</td>
+                      <td>{f.flag_type}</td>
                       <td>
+                        <RolloutGlance flag={f} />
+                      </td>
+                      <td>
+                        {f.tags.map((t) => (
+                          <span className="tag" key={t}>
+                            {t}
+                          </span>
+                        ))}
+                      </td>
+                      <td>{f.owner_email ?? <span className="muted">—</span>}</td>
+                      <td className="nowrap">
                         <Time value={f.updated_at} />
                       </td>
                     </tr>
