@@ -300,6 +300,7 @@ async function seed(page) {
     });
     assert.equal(res.status, 204, `${what}: ${await res.text()}`);
   }
+  await seedStatuses(page, env.id, key.key);
   await api(page, "POST", `${envPath}/experiments`, {
     key: "pricing-layout",
     name: "Pricing page layout",
@@ -330,14 +331,95 @@ async function seed(page) {
   await api(page, "POST", `/api/projects/${project.id}/members`, { user_id: reviewer.id, role: "editor" });
 }
 
+// seedStatuses gives the environment one flag of each status (extensions.md
+// §3) besides pricing-page (active: two values, changed today), with
+// evaluations reported as an SDK does: impressions and summaries.
+// legacy-header is made a week old in the database, since no API can date a
+// flag's last change and the test cannot wait 7 days.
+const STATUS_FLAGS = { "holiday-banner": "inactive", "legacy-header": "launched", "pricing-page": "active", "search-v2": "new" };
+async function seedStatuses(page, envId, sdkKey) {
+  const envPath = `/api/environments/${envId}`;
+  await api(page, "POST", `${envPath}/flags`, { key: "legacy-header", is_enabled: true, description: "The old header, on for everyone", tags: ["web"] });
+  await api(page, "POST", `${envPath}/flags`, { key: "holiday-banner", is_enabled: false, description: "Seasonal banner on the home page", tags: ["web"] });
+  await api(page, "POST", `${envPath}/flags`, { key: "search-v2", is_enabled: false, description: "The new search, not in the code yet", owner_email: ADMIN.email });
+  const ago = (hours) => new Date(Date.now() - hours * 3600_000).toISOString();
+  const send = async (what, batch) => {
+    const res = await fetch(`${server.url}${envPath}/${what}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${sdkKey}`, "Content-Type": "application/json" },
+      body: JSON.stringify(batch),
+    });
+    assert.equal(res.status, 204, `${what}: ${await res.text()}`);
+  };
+  await send(
+    "impressions",
+    Array.from({ length: 20 }, (_, i) => ({ flag_key: "legacy-header", user_id: `user-${i}`, value: "true" })),
+  );
+  await send("impressions/summaries", [
+    { flag_key: "legacy-header", value: "true", count: 4980, start: ago(24 * 6), end: ago(2) },
+    { flag_key: "pricing-page", value: "compact", count: 600, start: ago(24), end: ago(1) },
+    // Evaluated only 10 days ago: inactive.
+    { flag_key: "holiday-banner", value: "false", count: 90, start: ago(24 * 12), end: ago(24 * 10) },
+  ]);
+  server.sql(
+    `UPDATE flags SET created_at = now() - interval '30 days', updated_at = now() - interval '8 days' ` +
+      `WHERE environment_id = '${envId}' AND key = 'legacy-header'`,
+  );
+  const statuses = await api(page, "GET", `${envPath}/flag-status`);
+  assert.deepEqual(
+    Object.fromEntries(statuses.filter((s) => s.flag_key in STATUS_FLAGS).map((s) => [s.flag_key, s.status])),
+    STATUS_FLAGS,
+    "the seeded statuses, as the server computes them",
+  );
+}
+
+// statusOf reads a flag's status from its row of the flag list.
+async function statusOf(page, key) {
+  const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) });
+  return row.locator("[data-status]").getAttribute("data-status");
+}
+
 test("screenshots of every main screen", async () => {
   const page = await newPage();
   await signIn(page, ADMIN);
   await seed(page);
   const flagsURL = new URL(page.url()).pathname;
   const base = flagsURL.replace(/\/flags$/, "");
+
+  // The flag list shows each flag's status and last evaluation, and filters by status.
+  await page.goto(`${base}/flags`);
+  for (const [key, status] of Object.entries(STATUS_FLAGS)) {
+    await eventually(() => statusOf(page, key), status, `${key}'s status in the list`);
+  }
+  const lastEvaluated = (key) =>
+    page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) }).getByRole("cell").nth(3).textContent();
+  assert.equal(await lastEvaluated("search-v2"), "Never");
+  assert.equal(await lastEvaluated("holiday-banner"), "10 days ago");
+  await page.getByLabel("Status", { exact: true }).selectOption("launched");
+  await page.waitForURL(/[?&]status=launched/);
+  await eventually(() => page.getByRole("row").count(), 2, "header and the one launched flag");
+  assert.equal(await statusOf(page, "legacy-header"), "launched");
+  await shot(page, "03-flags-status-launched");
+  const problems = (await accessibility(page)).map((v) => `flags by status: ${v}`);
+  // A reload keeps the filter (it is in the address).
+  await page.reload();
+  await eventually(() => statusOf(page, "legacy-header"), "launched", "the filter after a reload");
+  assert.equal(await page.getByRole("row").count(), 2);
+
+  // The launched flag's page: its 7-day values and the note that it can leave the code.
+  await page.getByRole("link", { name: "legacy-header", exact: true }).click();
+  const panel = page.getByRole("region", { name: "Last 7 days" });
+  await panel.getByText("Ready to remove from code.").waitFor();
+  assert.match(await panel.textContent(), /5,000 evaluations/);
+  assert.match(
+    await panel.locator("p", { hasText: "Ready to remove from code." }).textContent(),
+    /returned true and the flag hasn't changed for 7 days: it can be removed from code, serving true\./,
+  );
+  assert.deepEqual(await panel.getByRole("listitem").allTextContents(), ["true5,000 (100%)"]);
+  await panel.screenshot({ path: path.join(artifacts, "04-flag-last-7-days-launched.png") });
+
   const screens = [
-    ["03-flags", "flags", "pricing-page"],
+    ["03-flags", "flags", "Never"], // Never: the statuses have arrived
     ["04-flag-editor", "flags/pricing-page", "pricing-page"],
     ["05-compare", "diff", "pricing-page"],
     ["06-change-requests", "change-requests", "pricing-page"],
@@ -353,7 +435,6 @@ test("screenshots of every main screen", async () => {
     ["10-environments", "settings", "Production"],
   ];
   screens.push(["18-tokens", "/account/tokens", "Personal access tokens"], ["14-users", "/admin/users", REVIEWER.email]);
-  const problems = [];
   for (const [name, rest, expect] of screens) {
     await page.goto(rest.startsWith("/") ? rest : `${base}/${rest}`);
     await page.getByText(expect).filter({ visible: true }).first().waitFor().catch((err) => {
@@ -440,7 +521,7 @@ test("flag editor: nothing is hidden under the Save bar", async () => {
       const g = await geometry("head", i);
       if (overlaps(g.el, g.bar)) problems.push(`${size}: card header "${g.label}" is under the Save bar (${JSON.stringify(g)})`);
       if (g.el.top < 0 || g.el.bottom > g.height + 1) problems.push(`${size}: card header "${g.label}" is out of view`);
-      if (i === 2) await page.screenshot({ path: path.join(artifacts, `04-flag-editor-${size}-editing.png`) });
+      if (g.label.startsWith("Variants")) await page.screenshot({ path: path.join(artifacts, `04-flag-editor-${size}-editing.png`) });
     }
 
     // Keyboard: Tab from the first field to the Save button; no focused

@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const adminURL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable";
 
-function psql(sql) {
-  execFileSync("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", adminURL, "-c", sql], { stdio: ["ignore", "ignore", "inherit"] });
+function psql(sql, url = adminURL) {
+  execFileSync("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql], { stdio: ["ignore", "ignore", "inherit"] });
 }
 
 async function freePort() {
@@ -70,6 +70,9 @@ export async function startServer() {
   return {
     url,
     log,
+    // sql runs one statement in the server's database: only for what no API
+    // can do, such as a flag that has not changed for a week.
+    sql: (statement) => psql(statement, dbURL.toString()),
     async stop() {
       if (child.exitCode === null) {
         child.kill("SIGTERM");
