@@ -281,13 +281,9 @@ func (fx *fixture) settledWrites(ctx context.Context, quietSince time.Time) (tab
 // returns at once.
 func (fx *fixture) waitFolded(ctx context.Context, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	const q = `SELECT
-	  (SELECT coalesce(max(id), 0) FROM impressions) - (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions'),
-	  (SELECT coalesce(max(id), 0) FROM goal_events) - (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events'),
-	  (SELECT coalesce(max(id), 0) FROM impression_summaries) - coalesce((SELECT folded_through FROM rollup_watermarks WHERE kind = 'summaries'), 0)`
 	for {
-		var a, b, c int64
-		if err := fx.pool.QueryRow(ctx, q).Scan(&a, &b, &c); err != nil {
+		a, b, c, err := fx.backlog(ctx)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "warning: cannot read the fold's watermarks (%v); not waiting for the backlog\n", err)
 			return time.Since(start), nil
 		}
@@ -299,4 +295,15 @@ func (fx *fixture) waitFolded(ctx context.Context, timeout time.Duration) (time.
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// backlog is the number of raw impressions, goal events and summaries
+// not yet folded: ids above their watermarks.
+func (fx *fixture) backlog(ctx context.Context) (imps, events, sums int64, err error) {
+	const q = `SELECT
+	  (SELECT coalesce(max(id), 0) FROM impressions) - (SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions'),
+	  (SELECT coalesce(max(id), 0) FROM goal_events) - (SELECT folded_through FROM rollup_watermarks WHERE kind = 'events'),
+	  (SELECT coalesce(max(id), 0) FROM impression_summaries) - coalesce((SELECT folded_through FROM rollup_watermarks WHERE kind = 'summaries'), 0)`
+	err = fx.pool.QueryRow(ctx, q).Scan(&imps, &events, &sums)
+	return imps, events, sums, err
 }

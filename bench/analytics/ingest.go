@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -194,6 +195,10 @@ func ingestAndReads(ctx context.Context, o options, fx *fixture, srv *server, re
 		fmt.Printf("%s: %d rows acknowledged in %s (%.0f rows/s), visible through GET …/impressions after %s (%.0f rows/s; last read %s)\n",
 			label, res.rows, res.acked.Round(time.Millisecond), float64(res.rows)/res.acked.Seconds(), res.visible.Round(time.Millisecond),
 			float64(res.rows)/res.visible.Seconds(), res.lastPoll.Round(time.Millisecond))
+		fmt.Printf("  unfolded impressions when the last batch was acknowledged: %d\n", res.backlogAtAck)
+		if len(res.trace) > 0 {
+			fmt.Printf("  reads under load: %s\n", strings.Join(res.trace, "; "))
+		}
 		if res.overshoot != 0 {
 			rep.mismatch(fmt.Sprintf("%s: GET …/impressions total moved by %d, %d rows were sent", label, int64(res.rows)+res.overshoot, res.rows))
 		}
@@ -213,6 +218,8 @@ type ingestResult struct {
 	acked, visible, lastPoll time.Duration
 	overshoot                int64
 	reads                    map[string][]time.Duration // reads that started before the rows were visible
+	trace                    []string                   // every such read: when it began, what, how long
+	backlogAtAck             int64                      // impressions not yet folded when the last batch was acknowledged
 }
 
 // httpIngest posts the bodies with o.writers writers and polls
@@ -265,6 +272,7 @@ func httpIngest(ctx context.Context, o options, fx *fixture, env string, bodies 
 					// are the reads under load.
 					if v := visibleAt.Load(); v == 0 || s.Sub(start) < time.Duration(v) {
 						res.reads[q.name] = append(res.reads[q.name], d)
+						res.trace = append(res.trace, fmt.Sprintf("+%.1fs %s %s", s.Sub(start).Seconds(), q.name, ms(d)))
 					}
 					mu.Unlock()
 				}
@@ -285,6 +293,9 @@ func httpIngest(ctx context.Context, o options, fx *fixture, env string, bodies 
 	})
 	res.rows = int(sent.Load())
 	rows := res.rows
+	if imps, _, _, err := fx.backlog(ctx); err == nil {
+		res.backlogAtAck = imps
+	}
 	if err != nil {
 		close(stop)
 		wg.Wait()

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -168,7 +169,7 @@ func run(ctx context.Context, o options) error {
 	_ = fx.pool.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bench/analytics  %s UTC\n", start.UTC().Format("2006-01-02 15:04"))
-	fmt.Printf("command: %s\n", commandLine())
+	fmt.Printf("command: %s\nserver built from: %s\n", commandLine(), revision(o.repo))
 	fmt.Printf("machine: %d CPUs, load average %s at start; PostgreSQL %s; server %s (pid %d, DB_MAX_CONNECTIONS=%d); logs in %s\n\n",
 		runtime.NumCPU(), loadAvg(load), pgVersion, filepath.Base(bin), srv.pid(), o.dbMaxConns, logDir)
 
@@ -190,6 +191,21 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("%w: %d mismatches (listed above)", errMismatch, len(rep.mismatches))
 	}
 	return nil
+}
+
+// revision is the repository's commit, and whether the server's code
+// differs from it in the working tree.
+func revision(repo string) string {
+	out, err := exec.Command("git", "-C", repo, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown commit"
+	}
+	rev := strings.TrimSpace(string(out))
+	diff, _ := exec.Command("git", "-C", repo, "status", "--porcelain", "--", "main.go", "server", "sdkgo", "db", "queries", "migrations", "gen").Output()
+	if len(strings.TrimSpace(string(diff))) > 0 {
+		rev += " with uncommitted changes under server/, sdkgo/, db/, queries/, migrations/ or gen/"
+	}
+	return rev
 }
 
 func loadAvg(b []byte) string {
