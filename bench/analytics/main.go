@@ -148,6 +148,8 @@ func run(ctx context.Context, o options) error {
 		if bin, err = buildServer(ctx, o.repo, logDir); err != nil {
 			return err
 		}
+		defer os.Remove(bin) // the log stays in logDir
+
 	}
 	dbURL, dbName, drop, err := scratchDatabase(ctx, o.adminURL, o.keep)
 	if err != nil {
