@@ -153,39 +153,24 @@ WITH batch AS (
     ON CONFLICT (environment_id, flag_key, hour, md5(value)) DO UPDATE
     SET evaluations = h.evaluations + excluded.evaluations
 ), variant_users AS (
-    -- Only users new to the value, or seen earlier than the rollup knows:
-    -- probing first leaves the common case, a user seen before, unwritten
-    -- (an upsert that updates nothing still locks, and so writes, the row).
+    -- No probe before the upsert (as goal events have): a reporter that
+    -- dedups (the Go SDK) sends only triples new to it, which are almost
+    -- always new to the rollup too, and the upsert probes once anyway.
     INSERT INTO impression_variant_users AS v (environment_id, flag_key, value, user_id, first_at)
-    SELECT g.environment_id, g.flag_key, g.value, g.user_id, g.first_at
-    FROM (
-        SELECT environment_id, flag_key, value, user_id, min(at) AS first_at
-        FROM batch
-        WHERE user_id IS NOT NULL
-        GROUP BY environment_id, flag_key, value, user_id
-    ) g
-    WHERE NOT EXISTS (
-        SELECT 1 FROM impression_variant_users x
-        WHERE x.environment_id = g.environment_id AND x.flag_key = g.flag_key
-          AND md5(x.value) = md5(g.value) AND x.user_id = g.user_id AND x.first_at <= g.first_at)
-    ORDER BY g.environment_id, g.flag_key, md5(g.value), g.user_id
+    SELECT environment_id, flag_key, value, user_id, min(at)
+    FROM batch
+    WHERE user_id IS NOT NULL
+    GROUP BY environment_id, flag_key, value, user_id
+    ORDER BY environment_id, flag_key, md5(value), user_id
     ON CONFLICT (environment_id, flag_key, md5(value), user_id) DO UPDATE
     SET first_at = excluded.first_at
     WHERE excluded.first_at < v.first_at
 ), exposures AS (
     INSERT INTO impression_exposures AS e (environment_id, flag_key, user_id, value, first_at)
-    SELECT f.environment_id, f.flag_key, f.user_id, f.value, f.at
-    FROM (
-        SELECT DISTINCT ON (environment_id, flag_key, user_id) environment_id, flag_key, user_id, value, at
-        FROM batch
-        WHERE user_id IS NOT NULL
-        ORDER BY environment_id, flag_key, user_id, at, id
-    ) f
-    WHERE NOT EXISTS (
-        SELECT 1 FROM impression_exposures x
-        WHERE x.environment_id = f.environment_id AND x.flag_key = f.flag_key
-          AND x.user_id = f.user_id AND x.first_at <= f.at)
-    ORDER BY f.environment_id, f.flag_key, f.user_id
+    SELECT DISTINCT ON (environment_id, flag_key, user_id) environment_id, flag_key, user_id, value, at
+    FROM batch
+    WHERE user_id IS NOT NULL
+    ORDER BY environment_id, flag_key, user_id, at, id
     ON CONFLICT (environment_id, flag_key, user_id) DO UPDATE
     SET value = excluded.value, first_at = excluded.first_at
     WHERE excluded.first_at < e.first_at

@@ -155,10 +155,9 @@ type FolderConfig struct {
 	Interval time.Duration
 	// MaxBacklog is the number of unfolded rows (of any kind) at which
 	// the folder starts folding while ingest goes on; 20,000 when 0. Below
-	// it the folder waits until ingest pauses for an interval. Reads fold on
-	// demand whatever the backlog, so this bounds the work a read may find
-	// (20–35 µs a row on the 2-core development machine), not what it
-	// sees.
+	// it the folder waits until ingest pauses for an interval. Reads add up
+	// the unfolded rows themselves (read.go), so this bounds what a read
+	// scans beyond the rollups while the folder keeps pace.
 	MaxBacklog int64
 }
 
@@ -172,15 +171,14 @@ func (c FolderConfig) withDefaults() FolderConfig {
 	return c
 }
 
-// While ingest goes on, the folder folds at most activeChunk rows of each
-// kind per turn and then rests activeRest times as long as the turn took:
-// ingest has priority, and the folder takes at most about a quarter of one
-// core from it. Folding costs more CPU per row than ingest does (two
-// per-user upserts into large indexes against one COPY), so under sustained
-// load the backlog grows until ingest pauses, and a read meanwhile folds it.
+// While ingest goes on and the backlog is at least MaxBacklog, the folder
+// folds activeChunk rows of each kind per turn, rests activeRest times as
+// long as the turn took, and looks again at once rather than at the next
+// tick: reads add up the unfolded tail (read.go), so the folder must keep
+// pace with sustained ingest, taking up to four fifths of one core from it.
 const (
-	activeChunk = 5_000
-	activeRest  = 3
+	activeChunk = 20_000
+	activeRest  = 0.25
 )
 
 // RunRollupFolder folds ingested rows into the rollups in the background
@@ -192,28 +190,32 @@ func (s *Service) RunRollupFolder(ctx context.Context, cfg FolderConfig) {
 	tick := time.NewTicker(cfg.Interval)
 	defer tick.Stop()
 	var last highWater
-	var rest time.Time // no folding during ingest before this
+	var rest <-chan time.Time // set after a rationed turn: look again when it fires
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			if rest != nil {
+				continue // resting after a rationed turn
+			}
+		case <-rest:
+			rest = nil
 		}
 		start := time.Now()
-		rationed, err := s.foldIfDue(ctx, cfg, &last, start.Before(rest))
+		rationed, err := s.foldIfDue(ctx, cfg, &last)
 		if err != nil && ctx.Err() == nil {
 			s.logger.WarnContext(ctx, "fold rollups", slog.String("err", err.Error()))
 		}
-		if rationed {
-			rest = time.Now().Add(activeRest * time.Since(start))
+		if rationed && err == nil {
+			rest = time.After(time.Duration(activeRest * float64(time.Since(start))))
 		}
 	}
 }
 
 // foldIfDue is one look of the folder: last is the high water seen at the
-// previous look; resting forbids a rationed turn. It reports whether it
-// took a rationed turn.
-func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWater, resting bool) (bool, error) {
+// previous look. It reports whether it took a rationed turn.
+func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWater) (bool, error) {
 	q := db.New(s.pool)
 	// Without the barrier: only an estimate of the backlog, which is all
 	// the decision needs.
@@ -234,7 +236,7 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 		return false, nil
 	case idle:
 		return false, s.foldPending(ctx)
-	case backlog < cfg.MaxBacklog || resting:
+	case backlog < cfg.MaxBacklog:
 		return false, nil
 	}
 	h, err := s.ingestBarrier(ctx)
