@@ -7,6 +7,8 @@ package db
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 )
 
 const getIngestHighWater = `-- name: GetIngestHighWater :one
@@ -47,6 +49,20 @@ func (q *Queries) GetRollupWatermarks(ctx context.Context) (GetRollupWatermarksR
 	var i GetRollupWatermarksRow
 	err := row.Scan(&i.Impressions, &i.Events, &i.Summaries)
 	return i, err
+}
+
+const lockEnvironmentForIngest = `-- name: LockEnvironmentForIngest :one
+SELECT id FROM environments WHERE id = $1 FOR KEY SHARE
+`
+
+// Once per ingest batch, in its transaction: the raw tables have no foreign
+// key (migrations/00011), so this refuses a deleted environment and holds
+// off a deletion until the batch commits (whose trigger then clears it).
+func (q *Queries) LockEnvironmentForIngest(ctx context.Context, environmentID uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, lockEnvironmentForIngest, environmentID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
 }
 
 const lockIngestExclusive = `-- name: LockIngestExclusive :exec

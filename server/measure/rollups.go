@@ -2,10 +2,12 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
@@ -57,6 +59,13 @@ func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid
 			return nil
 		}
 		if err := q.LockIngestShared(ctx); err != nil {
+			return err
+		}
+		// One lock of the environment's row per batch instead of a foreign
+		// key checked per row (migrations/00011).
+		if _, err := q.LockEnvironmentForIngest(ctx, envID); errors.Is(err, pgx.ErrNoRows) {
+			return access.ErrEnvNotFound
+		} else if err != nil {
 			return err
 		}
 		return copyRows(q)

@@ -175,3 +175,38 @@ func TestIngestIntoMissingEnvironment(t *testing.T) {
 		t.Errorf("goal events: err = %v, want NotFound", err)
 	}
 }
+
+// The raw tables have no foreign key (migrations/00011): deleting an
+// environment still removes its raw rows, as the cascade did.
+func TestDeletedEnvironmentTakesItsRawRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, pool, env := seeded(t, measure.Config{})
+	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
+	user := "u1"
+	now := time.Now()
+	if err := svc.IngestImpressions(ctx, sdk, env, []measure.ImpressionInput{{FlagKey: "f", UserID: &user, Value: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.IngestEvents(ctx, sdk, env, []measure.GoalEventInput{{EventKey: "buy", UserID: &user}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.IngestSummaries(ctx, sdk, env, []measure.SummaryInput{{FlagKey: "f", Value: "true", Count: 3, Start: now, End: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM environments WHERE id = $1`, env); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM impressions) + (SELECT count(*) FROM goal_events)
+		+ (SELECT count(*) FROM impression_summaries)`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d raw rows left after their environment was deleted", left)
+	}
+	err := svc.IngestImpressions(ctx, sdk, env, []measure.ImpressionInput{{FlagKey: "f", UserID: &user, Value: "true"}})
+	if apperr.KindOf(err) != apperr.NotFound {
+		t.Errorf("ingest after the deletion: %v, want NotFound", err)
+	}
+}
