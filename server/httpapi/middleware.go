@@ -89,8 +89,9 @@ func logRequests(logger *slog.Logger, m *metrics.Metrics) func(http.Handler) htt
 			recorders.Put(rec)
 			elapsed := time.Since(start)
 			// Enabled first: the record is not built when the level drops it.
-			if ctx := r.Context(); logger.Enabled(ctx, slog.LevelInfo) {
-				logger.LogAttrs(ctx, slog.LevelInfo, "http request",
+			level := accessLogLevel(r.URL.Path, status)
+			if ctx := r.Context(); logger.Enabled(ctx, level) {
+				logger.LogAttrs(ctx, level, "http request",
 					slog.String("request_id", id),
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
@@ -101,6 +102,18 @@ func logRequests(logger *slog.Logger, m *metrics.Metrics) func(http.Handler) htt
 			m.ObserveHTTP(routeName(r.URL.Path, label), r.Method, status, elapsed)
 		})
 	}
+}
+
+// accessLogLevel is the level of a request's access-log line: debug for
+// the answered requests of the SDK data plane (remote evaluation and the
+// snapshot), which browsers and services send at rates no one reads line by
+// line and whose volume and latency /metrics already reports; info for
+// everything else and for every failure there.
+func accessLogLevel(path string, status int) slog.Level {
+	if status < http.StatusBadRequest && (strings.HasPrefix(path, "/ofrep/") || path == "/flags/snapshot") {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // routeName is the metrics label of a request: the document's path template
