@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -44,6 +45,14 @@ func Run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if err != nil {
 		return err
 	}
+	// The runtime's default (GOGC=100) collects at every doubling of a
+	// small live heap, and the evaluation routes allocate per request: at
+	// tens of thousands of requests a second collection took a visible
+	// share of the server's CPU (docs/performance.md, OFREP). An operator's
+	// GOGC still wins.
+	if _, set := lookupEnv("GOGC"); !set {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	a, err := New(ctx, cfg, logger)
 	if err != nil {
@@ -51,6 +60,10 @@ func Run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	}
 	return a.Serve(ctx)
 }
+
+// defaultGCPercent is the server's GOGC unless the environment sets one:
+// collections at every tripling of the live heap instead of every doubling.
+const defaultGCPercent = 200
 
 // App is a started but not yet serving Switchyard instance. Tests use it to
 // learn the bound address before serving.
