@@ -46,7 +46,7 @@ func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uui
 			Context: it.Context, OccurredAt: at, ReceivedAt: now,
 		})
 	}
-	return s.ingestBatch(ctx, p, envID, len(rows), func(q *db.Queries) error {
+	return s.ingestBatch(ctx, p, envID, gateEvents, len(rows), func(q *db.Queries) error {
 		_, err := q.CopyGoalEvents(ctx, rows)
 		return err
 	})

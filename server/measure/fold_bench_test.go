@@ -18,7 +18,7 @@ import (
 //	go test ./server/measure -run '^$' -bench Fold -benchtime 200000x
 func BenchmarkFold(b *testing.B) {
 	ctx := context.Background()
-	svc, pool, env := seeded(b, measure.Config{})
+	svc, pool, env := seeded(b, measure.Config{MaxTail: -1}) // it builds the tail on purpose
 	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
 	rng := rand.New(rand.NewPCG(1, 2))
 	ingest := func(n int) {

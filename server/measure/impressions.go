@@ -62,7 +62,7 @@ func (s *Service) IngestImpressions(ctx context.Context, p *auth.Principal, envI
 			Value: it.Value, Context: it.Context, EvaluatedAt: at,
 		}
 	}
-	return s.ingestBatch(ctx, p, envID, len(rows), func(q *db.Queries) error {
+	return s.ingestBatch(ctx, p, envID, gateImpressions, len(rows), func(q *db.Queries) error {
 		_, err := q.CopyImpressions(ctx, rows)
 		return err
 	})

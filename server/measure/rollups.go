@@ -31,9 +31,10 @@ import (
 //     serialises folders across instances, so each row is folded exactly
 //     once.
 //
-// Every read of the rollups folds first, so it reflects every ingest
-// acknowledged before it began; the background folder (RunRollupFolder)
-// keeps the backlog small so that reads rarely have much to fold.
+// Reads do not fold: they add up the rollups and the unfolded tail in one
+// snapshot (read.go). The background folder (RunRollupFolder) keeps that
+// tail short, and the ingest gate (gate.go) keeps it bounded when ingest
+// outruns the folder.
 
 // Kinds of rollup, the keys of rollup_watermarks.
 const (
@@ -47,10 +48,14 @@ const (
 // transaction (and its memory for sorting) bounded.
 const foldChunk = 50_000
 
-// ingestBatch is the one ingest transaction: check that the caller may
-// report to the environment (any reader, SDK keys included), and copy the n
-// rows under the shared ingest lock (see above).
-func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid.UUID, n int, copyRows func(*db.Queries) error) error {
+// ingestBatch is the one ingest transaction: once the gate admits the n
+// rows of kind (gate.go), check that the caller may report to the
+// environment (any reader, SDK keys included), and copy the rows under the
+// shared ingest lock (see above).
+func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid.UUID, kind, n int, copyRows func(*db.Queries) error) error {
+	if err := s.admit(ctx, kind, n); err != nil {
+		return err
+	}
 	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		if err := ingestAccess(ctx, q, p, envID); err != nil {
 			return err
@@ -86,7 +91,8 @@ func ingestAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID u
 }
 
 // foldPending folds every row ingested before it was called into the
-// rollups. Reads of the rollups call it first.
+// rollups: the idle folder and retention (which purges by the rollups) call
+// it.
 func (s *Service) foldPending(ctx context.Context) error {
 	high, err := s.ingestBarrier(ctx)
 	if err != nil {
@@ -163,10 +169,11 @@ type FolderConfig struct {
 	// Interval between looks at the backlog; 200 ms when 0.
 	Interval time.Duration
 	// MaxBacklog is the number of unfolded rows (of any kind) at which
-	// the folder starts folding while ingest goes on; 20,000 when 0. Below
+	// the folder starts folding while ingest goes on; 5,000 when 0. Below
 	// it the folder waits until ingest pauses for an interval. Reads add up
-	// the unfolded rows themselves (read.go), so this bounds what a read
-	// scans beyond the rollups while the folder keeps pace.
+	// the unfolded rows themselves (read.go), so this is what a read scans
+	// beyond the rollups while the folder keeps pace; the ingest gate
+	// (gate.go) bounds it when the folder does not.
 	MaxBacklog int64
 }
 
@@ -175,7 +182,7 @@ func (c FolderConfig) withDefaults() FolderConfig {
 		c.Interval = 200 * time.Millisecond
 	}
 	if c.MaxBacklog <= 0 {
-		c.MaxBacklog = 20_000
+		c.MaxBacklog = 5_000
 	}
 	return c
 }
@@ -185,6 +192,8 @@ func (c FolderConfig) withDefaults() FolderConfig {
 // long as the turn took, and looks again at once rather than at the next
 // tick: reads add up the unfolded tail (read.go), so the folder must keep
 // pace with sustained ingest, taking up to four fifths of one core from it.
+// When the backlog has reached the ingest gate's limit, ingest is waiting
+// for the folder (gate.go), and the folder does not rest.
 const (
 	activeChunk = 20_000
 	activeRest  = 0.25
@@ -212,29 +221,34 @@ func (s *Service) RunRollupFolder(ctx context.Context, cfg FolderConfig) {
 			rest = nil
 		}
 		start := time.Now()
-		rationed, err := s.foldIfDue(ctx, cfg, &last)
+		rationed, backlog, err := s.foldIfDue(ctx, cfg, &last)
 		if err != nil && ctx.Err() == nil {
 			s.logger.WarnContext(ctx, "fold rollups", slog.String("err", err.Error()))
 		}
-		if rationed && err == nil {
+		switch {
+		case !rationed || err != nil:
+		case s.gate.max > 0 && backlog >= s.gate.max:
+			rest = time.After(0) // ingest waits at the gate: fold on
+		default:
 			rest = time.After(time.Duration(activeRest * float64(time.Since(start))))
 		}
 	}
 }
 
 // foldIfDue is one look of the folder: last is the high water seen at the
-// previous look. It reports whether it took a rationed turn.
-func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWater) (bool, error) {
+// previous look. It reports whether it took a rationed turn, and the
+// largest backlog of a kind it saw before the turn.
+func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWater) (bool, int64, error) {
 	q := db.New(s.pool)
 	// Without the barrier: only an estimate of the backlog, which is all
 	// the decision needs.
 	row, err := q.GetIngestHighWater(ctx)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	marks, err := q.GetRollupWatermarks(ctx)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	now := highWater{impressions: row.Impressions, events: row.Events, summaries: row.Summaries}
 	backlog := max(now.impressions-marks.Impressions, now.events-marks.Events, now.summaries-marks.Summaries)
@@ -242,18 +256,18 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 	*last = now
 	switch {
 	case backlog <= 0:
-		return false, nil
+		return false, backlog, nil
 	case idle:
-		return false, s.foldPending(ctx)
+		return false, backlog, s.foldPending(ctx)
 	case backlog < cfg.MaxBacklog:
-		return false, nil
+		return false, backlog, nil
 	}
 	h, err := s.ingestBarrier(ctx)
 	if err != nil {
-		return true, err
+		return true, backlog, err
 	}
 	h.impressions = min(h.impressions, marks.Impressions+activeChunk)
 	h.events = min(h.events, marks.Events+activeChunk)
 	h.summaries = min(h.summaries, marks.Summaries+activeChunk)
-	return true, s.foldThrough(ctx, h)
+	return true, backlog, s.foldThrough(ctx, h)
 }

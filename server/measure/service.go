@@ -16,17 +16,35 @@ type Service struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 	now    func() time.Time
+	gate   gate
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
 	Logger *slog.Logger     // discarded when nil
 	Now    func() time.Time // the clock (exposure days, retention); time.Now when nil
+	// MaxTail is the unfolded rows of one kind at which ingest waits for
+	// the folder (gate.go): DefaultMaxTail when 0, no limit when negative
+	// (tests that build a tail on purpose, with no folder running).
+	MaxTail int
+	// AdmitWait is the longest a batch waits at the gate before it is
+	// taken anyway; 10 s when 0.
+	AdmitWait time.Duration
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
 	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now}
+	s.gate.wait = cfg.AdmitWait
+	if s.gate.wait <= 0 {
+		s.gate.wait = defaultAdmitWait
+	}
+	switch {
+	case cfg.MaxTail == 0:
+		s.gate.max = DefaultMaxTail
+	case cfg.MaxTail > 0:
+		s.gate.max = int64(cfg.MaxTail)
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -36,7 +36,7 @@ func (s *Service) IngestSummaries(ctx context.Context, p *auth.Principal, envID 
 			StartAt: it.Start, EndAt: it.End,
 		}
 	}
-	return s.ingestBatch(ctx, p, envID, len(rows), func(q *db.Queries) error {
+	return s.ingestBatch(ctx, p, envID, gateSummaries, len(rows), func(q *db.Queries) error {
 		_, err := q.CopySummaries(ctx, rows)
 		return err
 	})

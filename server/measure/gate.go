@@ -1,0 +1,153 @@
+package measure
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/switchyard/switchyard/db"
+)
+
+// Reads add up the unfolded tail (read.go), so a read costs time in
+// proportion to it, and the folder folds only so many rows a second (the
+// per-user rollups cost a few index insertions per row). Ingest faster than
+// that for long would grow the tail, and every read with it, without bound;
+// it is also not a rate the server can sustain, only one it can defer. So
+// ingest passes a gate first (issue 17, "reads never wait on a backlog"):
+// while the unfolded rows of its kind reach the tail limit, a batch waits
+// for the folder before it is copied. Below the limit the gate costs an
+// occasional query; at it, acknowledgements slow to the fold's pace and the
+// tail, and with it every read, stays bounded whatever the ingest.
+//
+// The gate counts from the database (the largest ids against the
+// watermarks), so it holds across instances, plus the rows this instance
+// admitted since it last looked. A batch waits at most Config.AdmitWait: if the
+// folder cannot catch up in that time (it is failing, or another instance
+// holds a long fold), the batch is taken anyway, because refusing it would
+// make clients drop measurements, and a longer tail only slows reads.
+
+// DefaultMaxTail is the unfolded rows of one kind at which ingest waits
+// for the folder: a read adds up at most about this many raw rows, a
+// quarter of a second's work on the development machine under load
+// (docs/performance.md).
+const DefaultMaxTail = 25_000
+
+const (
+	// gateProbeEvery is how old a look at the backlog may be before an
+	// admission looks again.
+	gateProbeEvery = 50 * time.Millisecond
+	// defaultAdmitWait is the longest a batch waits at the gate.
+	defaultAdmitWait = 10 * time.Second
+)
+
+// Gate kinds, indexes into tails.
+const (
+	gateImpressions = iota
+	gateEvents
+	gateSummaries
+	gateKinds
+)
+
+// gate holds ingest back while the unfolded tail is at its limit.
+type gate struct {
+	max  int64         // per kind; no gate when <= 0
+	wait time.Duration // the longest a batch waits
+
+	mu       sync.Mutex
+	tails    [gateKinds]int64 // unfolded rows at the last look plus rows admitted since
+	lookedAt time.Time
+	looking  chan struct{} // non-nil while a look is under way; closed when it ends
+}
+
+// admit returns once n rows of kind may be copied: at once while the tail
+// is under the limit, else when the folder has brought it under, or after
+// the gate's wait. It looks at the backlog (one query, outside the lock) when
+// its last look is older than gateProbeEvery; concurrent callers share a
+// look.
+func (s *Service) admit(ctx context.Context, kind int, n int) error {
+	g := &s.gate
+	if g.max <= 0 || n == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(g.wait)
+	for {
+		g.mu.Lock()
+		if time.Since(g.lookedAt) < gateProbeEvery {
+			// A batch larger than the limit goes in alone, once the tail is
+			// empty.
+			if g.tails[kind] == 0 || g.tails[kind]+int64(n) <= g.max {
+				g.tails[kind] += int64(n)
+				g.mu.Unlock()
+				return nil
+			}
+			if time.Now().After(deadline) {
+				g.tails[kind] += int64(n)
+				g.mu.Unlock()
+				s.logger.WarnContext(ctx, "ingest admitted over the tail limit: the fold is not keeping up",
+					slog.Int64("unfolded", g.tails[kind]), slog.Int64("limit", g.max))
+				return nil
+			}
+		}
+		wait, look := g.looking, false
+		if wait == nil {
+			if time.Since(g.lookedAt) < gateProbeEvery {
+				// Fresh but over the limit: wait for the next look.
+				wait = make(chan struct{})
+				time.AfterFunc(time.Until(g.lookedAt.Add(gateProbeEvery)), func() { close(wait) })
+			} else {
+				g.looking = make(chan struct{})
+				wait, look = g.looking, true
+			}
+		}
+		g.mu.Unlock()
+		if look {
+			s.lookAtBacklog(ctx)
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// lookAtBacklog reads the unfolded rows of each kind and publishes them to
+// the gate, waking the callers waiting for a look. A failed look keeps
+// the previous counts until the next: the COPY that follows meets the same
+// database and reports its error.
+func (s *Service) lookAtBacklog(ctx context.Context) {
+	g := &s.gate
+	// The look serves every waiter: one departing client must not fail it.
+	tails, err := s.backlog(context.WithoutCancel(ctx))
+	g.mu.Lock()
+	if err == nil {
+		g.tails = tails
+	}
+	g.lookedAt = time.Now()
+	close(g.looking)
+	g.looking = nil
+	g.mu.Unlock()
+}
+
+// backlog returns the unfolded rows of each kind: the largest committed id
+// against the watermark, without the fold's barrier (an estimate: ids a
+// rolled-back ingest drew count too).
+func (s *Service) backlog(ctx context.Context) ([gateKinds]int64, error) {
+	var out [gateKinds]int64
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	q := db.New(s.pool)
+	high, err := q.GetIngestHighWater(ctx)
+	if err != nil {
+		return out, err
+	}
+	marks, err := q.GetRollupWatermarks(ctx)
+	if err != nil {
+		return out, err
+	}
+	out[gateImpressions] = max(0, high.Impressions-marks.Impressions)
+	out[gateEvents] = max(0, high.Events-marks.Events)
+	out[gateSummaries] = max(0, high.Summaries-marks.Summaries)
+	return out, nil
+}
