@@ -195,6 +195,13 @@ type ImpressionSummary struct {
 	ReceivedAt    time.Time
 }
 
+type ImpressionValueUser struct {
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	Value         string
+	Users         int64
+}
+
 type ImpressionVariantUser struct {
 	EnvironmentID uuid.UUID
 	FlagKey       string

@@ -45,6 +45,17 @@ WITH batch AS (
     ON CONFLICT (environment_id, flag_key, md5(value), user_id) DO UPDATE
     SET first_at = excluded.first_at
     WHERE excluded.first_at < v.first_at
+    -- xmax is 0 exactly for rows this statement inserted (not updated).
+    RETURNING v.environment_id, v.flag_key, v.value, (v.xmax = 0) AS inserted
+), value_users AS (
+    INSERT INTO impression_value_users AS c (environment_id, flag_key, value, users)
+    SELECT vu.environment_id, vu.flag_key, vu.value, count(*)
+    FROM variant_users vu
+    WHERE vu.inserted
+    GROUP BY vu.environment_id, vu.flag_key, vu.value
+    ORDER BY vu.environment_id, vu.flag_key, md5(vu.value)
+    ON CONFLICT (environment_id, flag_key, md5(value)) DO UPDATE
+    SET users = c.users + excluded.users
 ), exposures AS (
     INSERT INTO impression_exposures AS e (environment_id, flag_key, user_id, value, first_at)
     SELECT DISTINCT ON (environment_id, flag_key, user_id) environment_id, flag_key, user_id, value, at
@@ -167,10 +178,9 @@ WITH tail AS (
     WHERE s.environment_id = @environment_id AND s.flag_key = @flag_key AND s.id > @summaries_after
     GROUP BY s.value
 ), users AS (
-    SELECT vu.value, count(*) AS n
-    FROM impression_variant_users vu
+    SELECT vu.value, vu.users AS n
+    FROM impression_value_users vu
     WHERE vu.environment_id = @environment_id AND vu.flag_key = @flag_key
-    GROUP BY vu.value
     UNION ALL
     SELECT t.value, count(DISTINCT t.user_id)
     FROM tail t
@@ -333,8 +343,18 @@ WITH stale AS (
     USING fresh f
     WHERE f.first_at IS NULL AND v.environment_id = f.environment_id AND v.flag_key = f.flag_key
       AND md5(v.value) = md5(f.value) AND v.value = f.value AND v.user_id = f.user_id
+    RETURNING v.environment_id, v.flag_key, v.value
+), counted AS (
+    UPDATE impression_value_users u SET users = u.users - c.n
+    FROM (SELECT d.environment_id, d.flag_key, d.value, count(*) AS n FROM deleted d
+          GROUP BY d.environment_id, d.flag_key, d.value) c
+    WHERE u.environment_id = c.environment_id AND u.flag_key = c.flag_key
+      AND md5(u.value) = md5(c.value) AND u.value = c.value
 )
 SELECT count(*) FROM stale;
 
 -- name: DeleteEmptyFlagUsers :execrows
 DELETE FROM impression_flag_users WHERE users <= 0;
+
+-- name: DeleteEmptyValueUsers :execrows
+DELETE FROM impression_value_users WHERE users <= 0;

@@ -110,6 +110,9 @@ func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeR
 	if _, err := q.DeleteEmptyFlagUsers(ctx); err != nil {
 		return res, fmt.Errorf("purge flag user counters: %w", err)
 	}
+	if _, err := q.DeleteEmptyValueUsers(ctx); err != nil {
+		return res, fmt.Errorf("purge value user counters: %w", err)
+	}
 	if _, err := q.DeleteEmptyEventKeys(ctx); err != nil {
 		return res, fmt.Errorf("purge event keys: %w", err)
 	}

@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -59,5 +62,47 @@ func TestUpgradeKeepsData(t *testing.T) {
 	}
 	if logged != 1 {
 		t.Errorf("change log entries for the old flag's update = %d, want 1", logged)
+	}
+}
+
+// Migration 00012 starts the per-value user counters from the distinct users
+// already folded.
+func TestUpgradeCountsValueUsers(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := emptyPool(t)
+	provider, closeDB, err := store.NewProvider(pool)
+	if err != nil {
+		t.Fatalf("NewProvider: %v", err)
+	}
+	defer closeDB()
+	if _, err := provider.UpTo(ctx, 11); err != nil {
+		t.Fatalf("UpTo(11): %v", err)
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO projects (id, name, slug) VALUES ('11111111-1111-4111-8111-111111111111', 'Web', 'web');
+		INSERT INTO environments (id, project_id, name, slug, is_default)
+		  VALUES ('22222222-2222-4222-8222-222222222222', '11111111-1111-4111-8111-111111111111', 'Prod', 'prod', true);
+		INSERT INTO impression_variant_users (environment_id, flag_key, value, user_id, first_at) VALUES
+		  ('22222222-2222-4222-8222-222222222222', 'checkout', 'true', 'u1', now()),
+		  ('22222222-2222-4222-8222-222222222222', 'checkout', 'true', 'u2', now()),
+		  ('22222222-2222-4222-8222-222222222222', 'checkout', 'false', 'u1', now()),
+		  ('33333333-3333-4333-8333-333333333333', 'checkout', 'true', 'u9', now());`); err != nil {
+		t.Fatalf("seed at version 11: %v", err)
+	}
+	if err := store.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatalf("migrate to the latest version: %v", err)
+	}
+	rows, err := pool.Query(ctx, `SELECT value || '=' || users FROM impression_value_users ORDER BY value`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The row of an environment that no longer exists is not counted.
+	if diff := cmp.Diff([]string{"false=1", "true=2"}, got); diff != "" {
+		t.Errorf("value user counters (-want +got):\n%s", diff)
 	}
 }
