@@ -38,7 +38,7 @@ const (
 	// admission looks again.
 	gateProbeEvery = 50 * time.Millisecond
 	// defaultAdmitWait is the longest a batch waits at the gate.
-	defaultAdmitWait = 10 * time.Second
+	defaultAdmitWait = 5 * time.Second
 )
 
 // Gate kinds, indexes into tails.

@@ -28,7 +28,9 @@ type Config struct {
 	// (tests that build a tail on purpose, with no folder running).
 	MaxTail int
 	// AdmitWait is the longest a batch waits at the gate before it is
-	// taken anyway; 10 s when 0.
+	// taken anyway; 5 s when 0, shorter than the timeouts of the Go SDK's
+	// reports (30 s) and of the OFREP impression writer (10 s), so that
+	// the batch is taken rather than lost.
 	AdmitWait time.Duration
 }
 
