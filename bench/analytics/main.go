@@ -167,13 +167,18 @@ func run(ctx context.Context, o options) error {
 	}
 	defer fx.pool.Close()
 
-	var pgVersion string
+	var pgVersion, pgSettings string
 	_ = fx.pool.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion)
+	// The settings the fold's cost depends on most (docs/performance.md):
+	// the per-user indexes' pages in memory, and how often a checkpoint
+	// makes the next change of each page write it whole to the WAL.
+	_ = fx.pool.QueryRow(ctx, `SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ', ' ORDER BY name)
+		FROM pg_settings WHERE name IN ('shared_buffers', 'max_wal_size', 'checkpoint_timeout')`).Scan(&pgSettings)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bench/analytics  %s UTC\n", start.UTC().Format("2006-01-02 15:04"))
 	fmt.Printf("command: %s\nserver built from: %s\n", commandLine(), revision(o.repo))
-	fmt.Printf("machine: %d CPUs, load average %s at start; PostgreSQL %s; server %s (pid %d, DB_MAX_CONNECTIONS=%d); logs in %s\n\n",
-		runtime.NumCPU(), loadAvg(load), pgVersion, filepath.Base(bin), srv.pid(), o.dbMaxConns, logDir)
+	fmt.Printf("machine: %d CPUs, load average %s at start; PostgreSQL %s (%s); server %s (pid %d, DB_MAX_CONNECTIONS=%d); logs in %s\n\n",
+		runtime.NumCPU(), loadAvg(load), pgVersion, pgSettings, filepath.Base(bin), srv.pid(), o.dbMaxConns, logDir)
 
 	rep := &report{}
 	if !o.skipProduction {
