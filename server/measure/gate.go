@@ -83,9 +83,10 @@ func (s *Service) admit(ctx context.Context, kind int, n int) error {
 			}
 			if time.Now().After(deadline) {
 				g.tails[kind] += int64(n)
+				unfolded := g.tails[kind]
 				g.mu.Unlock()
 				s.logger.WarnContext(ctx, "ingest admitted over the tail limit: the fold is not keeping up",
-					slog.Int64("unfolded", g.tails[kind]), slog.Int64("limit", g.max))
+					slog.Int64("unfolded", unfolded), slog.Int64("limit", g.max))
 				return nil
 			}
 		}
