@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -17,15 +18,7 @@ import (
 func TestUpgradeKeepsData(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool := emptyPool(t)
-	provider, closeDB, err := store.NewProvider(pool)
-	if err != nil {
-		t.Fatalf("NewProvider: %v", err)
-	}
-	defer closeDB()
-	if _, err := provider.UpTo(ctx, 1); err != nil {
-		t.Fatalf("UpTo(1): %v", err)
-	}
+	pool := poolAtVersion(t, 1)
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO workspace (id, name) VALUES (1, 'Acme');
 		INSERT INTO projects (id, name, slug) VALUES ('11111111-1111-4111-8111-111111111111', 'Web', 'web');
@@ -70,15 +63,7 @@ func TestUpgradeKeepsData(t *testing.T) {
 func TestUpgradeCountsValueUsers(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	pool := emptyPool(t)
-	provider, closeDB, err := store.NewProvider(pool)
-	if err != nil {
-		t.Fatalf("NewProvider: %v", err)
-	}
-	defer closeDB()
-	if _, err := provider.UpTo(ctx, 11); err != nil {
-		t.Fatalf("UpTo(11): %v", err)
-	}
+	pool := poolAtVersion(t, 11)
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO projects (id, name, slug) VALUES ('11111111-1111-4111-8111-111111111111', 'Web', 'web');
 		INSERT INTO environments (id, project_id, name, slug, is_default)
@@ -105,4 +90,19 @@ func TestUpgradeCountsValueUsers(t *testing.T) {
 	if diff := cmp.Diff([]string{"false=1", "true=2"}, got); diff != "" {
 		t.Errorf("value user counters (-want +got):\n%s", diff)
 	}
+}
+
+// poolAtVersion opens a pool on a fresh database migrated up to version.
+func poolAtVersion(t *testing.T, version int64) *pgxpool.Pool {
+	t.Helper()
+	pool := emptyPool(t)
+	provider, closeDB, err := store.NewProvider(pool)
+	if err != nil {
+		t.Fatalf("NewProvider: %v", err)
+	}
+	defer closeDB()
+	if _, err := provider.UpTo(t.Context(), version); err != nil {
+		t.Fatalf("UpTo(%d): %v", version, err)
+	}
+	return pool
 }
