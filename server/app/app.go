@@ -156,7 +156,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}); err != nil {
 		return nil, err
 	}
-	meas := measure.New(pool, measure.Config{Logger: logger, Now: o.now})
+	meas := measure.New(pool, measure.Config{Logger: logger, Now: o.now,
+		GateWaited: rt.metrics.IngestGateWaits.Inc, GateOverflowed: rt.metrics.IngestGateOverflows.Inc})
 
 	if err := rt.startHub(startCtx, svc, logger); err != nil {
 		return nil, err

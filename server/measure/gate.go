@@ -54,6 +54,8 @@ type gate struct {
 	max  int64         // per kind; no gate when <= 0
 	wait time.Duration // the longest a batch waits
 
+	waited, overflowed func() // Config.GateWaited, Config.GateOverflowed
+
 	mu       sync.Mutex
 	tails    [gateKinds]int64 // unfolded rows at the last look plus rows admitted since
 	lookedAt time.Time
@@ -71,6 +73,7 @@ func (s *Service) admit(ctx context.Context, kind int, n int) error {
 		return nil
 	}
 	deadline := time.Now().Add(g.wait)
+	held := false // the batch found the tail at its limit
 	for {
 		g.mu.Lock()
 		if time.Since(g.lookedAt) < gateProbeEvery {
@@ -79,12 +82,17 @@ func (s *Service) admit(ctx context.Context, kind int, n int) error {
 			if g.tails[kind] == 0 || g.tails[kind]+int64(n) <= g.max {
 				g.tails[kind] += int64(n)
 				g.mu.Unlock()
+				if held {
+					g.waited()
+				}
 				return nil
 			}
+			held = true
 			if time.Now().After(deadline) {
 				g.tails[kind] += int64(n)
 				unfolded := g.tails[kind]
 				g.mu.Unlock()
+				g.overflowed()
 				s.logger.WarnContext(ctx, "ingest admitted over the tail limit: the fold is not keeping up",
 					slog.Int64("unfolded", unfolded), slog.Int64("limit", g.max))
 				return nil

@@ -3,6 +3,7 @@ package measure_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,11 +31,15 @@ func ingestN(ctx context.Context, svc *measure.Service, p *auth.Principal, n int
 func TestIngestWaitsForTheFolderAtTheTailLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	var waits atomic.Int64
 	a, pool, env := seeded(t, measure.Config{MaxTail: 1000})
-	b := measure.New(pool, measure.Config{MaxTail: 1000})
+	b := measure.New(pool, measure.Config{MaxTail: 1000, GateWaited: func() { waits.Add(1) }})
 	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
 	if err := ingestN(ctx, a, sdk, 1000); err != nil {
 		t.Fatal(err)
+	}
+	if err := ingestN(ctx, b, sdk, 0); err != nil || waits.Load() != 0 {
+		t.Fatalf("an empty batch: err %v, %d waits", err, waits.Load())
 	}
 	done := make(chan error, 1)
 	go func() { done <- ingestN(ctx, b, sdk, 500) }()
@@ -64,6 +69,9 @@ func TestIngestWaitsForTheFolderAtTheTailLimit(t *testing.T) {
 	if n != 1500 {
 		t.Fatalf("impressions = %d, want 1500", n)
 	}
+	if got := waits.Load(); got != 1 {
+		t.Errorf("waits counted = %d, want 1", got)
+	}
 }
 
 // A batch that has waited AdmitWait is taken anyway: a folder that cannot
@@ -72,7 +80,9 @@ func TestIngestAtTheTailLimitIsTakenAfterTheWait(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const wait = 300 * time.Millisecond
-	svc, pool, env := seeded(t, measure.Config{MaxTail: 500, AdmitWait: wait})
+	var waits, overflows atomic.Int64
+	svc, pool, env := seeded(t, measure.Config{MaxTail: 500, AdmitWait: wait,
+		GateWaited: func() { waits.Add(1) }, GateOverflowed: func() { overflows.Add(1) }})
 	sdk := &auth.Principal{Kind: auth.KindSDKKey, EnvironmentID: env}
 	if err := ingestN(ctx, svc, sdk, 500); err != nil {
 		t.Fatal(err)
@@ -86,6 +96,9 @@ func TestIngestAtTheTailLimitIsTakenAfterTheWait(t *testing.T) {
 	}
 	if got := unfolded(t, pool); got != 1000 {
 		t.Fatalf("unfolded rows = %d, want 1000", got)
+	}
+	if waits.Load() != 0 || overflows.Load() != 1 {
+		t.Errorf("counted %d waits and %d overflows, want 0 and 1", waits.Load(), overflows.Load())
 	}
 }
 

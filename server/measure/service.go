@@ -32,12 +32,23 @@ type Config struct {
 	// reports (30 s) and of the OFREP impression writer (10 s), so that
 	// the batch is taken rather than lost.
 	AdmitWait time.Duration
+	// GateWaited counts a batch that waited at the gate, GateOverflowed one
+	// taken over the limit after AdmitWait (Prometheus counters); no-ops
+	// when nil.
+	GateWaited, GateOverflowed func()
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
 	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now}
 	s.gate.wait = cfg.AdmitWait
+	s.gate.waited, s.gate.overflowed = cfg.GateWaited, cfg.GateOverflowed
+	if s.gate.waited == nil {
+		s.gate.waited = func() {}
+	}
+	if s.gate.overflowed == nil {
+		s.gate.overflowed = func() {}
+	}
 	if s.gate.wait <= 0 {
 		s.gate.wait = defaultAdmitWait
 	}

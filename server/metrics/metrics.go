@@ -37,6 +37,10 @@ type Metrics struct {
 	// OFREPExposuresDropped counts impressions of OFREP evaluations dropped
 	// on a full queue.
 	OFREPExposuresDropped prometheus.Counter
+	// IngestGateWaits counts measurement batches that waited for the fold
+	// at the ingest gate; IngestGateOverflows those taken over the tail
+	// limit after the longest wait (server/measure/gate.go).
+	IngestGateWaits, IngestGateOverflows prometheus.Counter
 
 	// httpChildren caches HTTPDuration's children by httpLabels: looking one
 	// up by label values hashes them, takes the vector's lock and formats
@@ -85,9 +89,15 @@ func New() *Metrics {
 		OFREPExposuresDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_ofrep_impressions_dropped_total", Help: "Impressions of OFREP evaluations dropped because the queue was full.",
 		}),
+		IngestGateWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_ingest_gate_waits_total", Help: "Measurement batches that waited for the fold because the unfolded tail was at its limit.",
+		}),
+		IngestGateOverflows: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_ingest_gate_overflows_total", Help: "Measurement batches taken over the unfolded-tail limit after the longest wait.",
+		}),
 	}
 	m.registry.MustRegister(m.OpenStreams, m.FanoutSeconds, m.BusResubscribes, m.Resyncs, m.SlowClients,
-		m.SnapshotRequests, m.HTTPDuration, m.OFREPExposuresDropped,
+		m.SnapshotRequests, m.HTTPDuration, m.OFREPExposuresDropped, m.IngestGateWaits, m.IngestGateOverflows,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
