@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/switchyard/switchyard/db"
 )
 
 // Reads add up the unfolded tail (read.go), so a read costs time in
@@ -139,24 +137,10 @@ func (s *Service) lookAtBacklog(ctx context.Context) {
 	g.mu.Unlock()
 }
 
-// backlog returns the unfolded rows of each kind: the largest committed id
-// against the watermark, without the fold's barrier (an estimate: ids a
-// rolled-back ingest drew count too).
+// backlog returns the unfolded rows of each kind (lookAtIds).
 func (s *Service) backlog(ctx context.Context) ([gateKinds]int64, error) {
-	var out [gateKinds]int64
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	q := db.New(s.pool)
-	high, err := q.GetIngestHighWater(ctx)
-	if err != nil {
-		return out, err
-	}
-	marks, err := q.GetRollupWatermarks(ctx)
-	if err != nil {
-		return out, err
-	}
-	out[gateImpressions] = max(0, high.Impressions-marks.Impressions)
-	out[gateEvents] = max(0, high.Events-marks.Events)
-	out[gateSummaries] = max(0, high.Summaries-marks.Summaries)
-	return out, nil
+	high, marks, err := s.lookAtIds(ctx)
+	return high.minus(marks), err
 }

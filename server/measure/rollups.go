@@ -101,8 +101,36 @@ func (s *Service) foldPending(ctx context.Context) error {
 	return s.foldThrough(ctx, high)
 }
 
-// highWater holds the largest committed id per kind.
+// highWater holds the largest committed id per kind, or a watermark per
+// kind.
 type highWater struct{ impressions, events, summaries int64 }
+
+// minus returns the rows of each kind from m up to h, none when m is ahead.
+func (h highWater) minus(m highWater) [gateKinds]int64 {
+	return [gateKinds]int64{
+		gateImpressions: max(0, h.impressions-m.impressions),
+		gateEvents:      max(0, h.events-m.events),
+		gateSummaries:   max(0, h.summaries-m.summaries),
+	}
+}
+
+// lookAtIds reads the largest committed ids and the watermarks without the
+// fold's barrier: an estimate of the unfolded rows (ids a rolled-back
+// ingest drew count too), which is all the folder's and the gate's
+// decisions need.
+func (s *Service) lookAtIds(ctx context.Context) (high, marks highWater, err error) {
+	q := db.New(s.pool)
+	h, err := q.GetIngestHighWater(ctx)
+	if err != nil {
+		return high, marks, err
+	}
+	m, err := q.GetRollupWatermarks(ctx)
+	if err != nil {
+		return high, marks, err
+	}
+	return highWater{impressions: h.Impressions, events: h.Events, summaries: h.Summaries},
+		highWater{impressions: m.Impressions, events: m.Events, summaries: m.Summaries}, nil
+}
 
 // ingestBarrier waits until every ingest in flight has committed and
 // returns the largest committed ids; later ingests draw larger ones.
@@ -239,19 +267,12 @@ func (s *Service) RunRollupFolder(ctx context.Context, cfg FolderConfig) {
 // previous look. It reports whether it took a rationed turn, and the
 // largest backlog of a kind it saw before the turn.
 func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWater) (bool, int64, error) {
-	q := db.New(s.pool)
-	// Without the barrier: only an estimate of the backlog, which is all
-	// the decision needs.
-	row, err := q.GetIngestHighWater(ctx)
+	now, marks, err := s.lookAtIds(ctx)
 	if err != nil {
 		return false, 0, err
 	}
-	marks, err := q.GetRollupWatermarks(ctx)
-	if err != nil {
-		return false, 0, err
-	}
-	now := highWater{impressions: row.Impressions, events: row.Events, summaries: row.Summaries}
-	backlog := max(now.impressions-marks.Impressions, now.events-marks.Events, now.summaries-marks.Summaries)
+	tails := now.minus(marks)
+	backlog := max(tails[gateImpressions], tails[gateEvents], tails[gateSummaries])
 	idle := now == *last
 	*last = now
 	switch {
@@ -266,8 +287,8 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 	if err != nil {
 		return true, backlog, err
 	}
-	h.impressions = min(h.impressions, marks.Impressions+activeChunk)
-	h.events = min(h.events, marks.Events+activeChunk)
-	h.summaries = min(h.summaries, marks.Summaries+activeChunk)
+	h.impressions = min(h.impressions, marks.impressions+activeChunk)
+	h.events = min(h.events, marks.events+activeChunk)
+	h.summaries = min(h.summaries, marks.summaries+activeChunk)
 	return true, backlog, s.foldThrough(ctx, h)
 }
