@@ -64,8 +64,9 @@ type readQuery struct {
 	name, path string
 }
 
-// ingestAndReads is measurements 2 and 3.
-func ingestAndReads(ctx context.Context, o options, fx *fixture, srv *server, rep *report) error {
+// ingestAndReads is measurements 2 and 3; another starts a second server
+// on the same database (for the ceiling of HTTP ingest).
+func ingestAndReads(ctx context.Context, o options, fx *fixture, another func(name string, env ...string) (*server, error), rep *report) error {
 	const env = "production"
 	g := generator{flags: 20, users: 250_000, now: time.Now(), spread: 30 * 24 * time.Hour}
 
@@ -178,6 +179,12 @@ func ingestAndReads(ctx context.Context, o options, fx *fixture, srv *server, re
 	}
 	rep.rows, rep.raw = rows, raw
 	fmt.Printf("raw COPY: %s (%.0f rows/s)\n", raw.Round(time.Millisecond), float64(rows)/raw.Seconds())
+
+	if rep.ceiling, err = ingestCeiling(ctx, o, fx, another, bodies); err != nil {
+		return err
+	}
+	fmt.Printf("HTTP with no fold at all (the ceiling): %d rows visible after %s (%.0f rows/s)\n",
+		rep.ceiling.rows, rep.ceiling.visible.Round(time.Millisecond), float64(rep.ceiling.rows)/rep.ceiling.visible.Seconds())
 
 	// HTTP alone, then HTTP while readers read.
 	for _, withReaders := range []bool{false, true} {
@@ -326,6 +333,35 @@ func httpIngest(ctx context.Context, o options, fx *fixture, env string, bodies 
 	close(stop)
 	wg.Wait()
 	return res, readErr
+}
+
+// ingestCeiling is the HTTP ingest with no fold at all: the same bodies,
+// through a second server whose ingest gate is off (INGEST_MAX_UNFOLDED=0),
+// into development while folding is held off (withoutFolding), so that
+// the server's decoding, the COPY and the database's own indexes share the
+// machine with nothing else. It is what HTTP ingest can reach on this
+// machine before any folding takes its share (docs/performance.md).
+func ingestCeiling(ctx context.Context, o options, fx *fixture, another func(name string, env ...string) (*server, error), bodies [][]byte) (ingestResult, error) {
+	if _, err := fx.waitFolded(ctx, 30*time.Minute); err != nil {
+		return ingestResult{}, err
+	}
+	srv, err := another("switchyard-no-gate", "INGEST_MAX_UNFOLDED=0")
+	if err != nil {
+		return ingestResult{}, err
+	}
+	defer srv.stop(15 * time.Second)
+	direct := *fx
+	direct.base = "http://" + srv.addr
+	var res ingestResult
+	_, err = withoutFolding(ctx, fx.pool, func() (time.Duration, error) {
+		var err error
+		res, err = httpIngest(ctx, o, &direct, "development", bodies, false, nil)
+		return res.visible, err
+	})
+	if err != nil {
+		return res, fmt.Errorf("ingest with no fold: %w", err)
+	}
+	return res, nil
 }
 
 // withoutFolding runs the raw baseline with folding held off, and then

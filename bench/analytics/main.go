@@ -156,7 +156,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer drop()
-	srv, err := startServer(ctx, bin, dbURL, o.dbMaxConns, logDir)
+	srv, err := startServer(ctx, bin, dbURL, o.dbMaxConns, logDir, "switchyard")
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,10 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if !o.skipIngest {
-		if err := ingestAndReads(ctx, o, fx, srv, rep); err != nil {
+		another := func(name string, env ...string) (*server, error) {
+			return startServer(ctx, bin, dbURL, o.dbMaxConns, logDir, name, env...)
+		}
+		if err := ingestAndReads(ctx, o, fx, another, rep); err != nil {
 			return err
 		}
 	}

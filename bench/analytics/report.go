@@ -27,6 +27,7 @@ type report struct {
 	rows               int
 	raw                time.Duration
 	alone, loaded      ingestResult
+	ceiling            ingestResult // HTTP with no fold at all (ingestCeiling)
 }
 
 func (r *report) mismatch(s string) {
@@ -111,7 +112,11 @@ func (r *report) print(o options) {
 			fmt.Printf("   %-46s %9d %10.0f %8.0f%% %11s %14s\n", x.name+", visible (list total)", x.res.rows, vis, 100*vis/rawRate,
 				x.res.visible.Round(time.Millisecond), mark(vis/rawRate >= 0.6))
 		}
-		fmt.Println("   (visible: from the first batch sent to the answer of the first GET …/impressions whose total includes every row sent;\n    HTTP + readers sends the batches again until -load-time has passed)")
+		if c := r.ceiling; c.rows > 0 {
+			vis := float64(c.rows) / c.visible.Seconds()
+			fmt.Printf("   %-46s %9d %10.0f %8.0f%% %11s\n", "HTTP with no fold at all, visible (ceiling)", c.rows, vis, 100*vis/rawRate, c.visible.Round(time.Millisecond))
+		}
+		fmt.Println("   (visible: from the first batch sent to the answer of the first GET …/impressions whose total includes every row sent;\n    HTTP + readers sends the batches again until -load-time has passed; the ceiling: a second server with\n    INGEST_MAX_UNFOLDED=0 while the tool holds folding off, into development: what HTTP ingest reaches before any fold)")
 		fmt.Println()
 		fmt.Printf("3. Reads under load: %d impressions and %d goal events seeded (%s, fold after it %s); %d reader(s) cycling the three reads\n   while \"HTTP with readers\" above ingests into the same environment (%s)\n",
 			o.seedImpressions, o.seedEvents, r.seedTime.Round(time.Second), r.seedFold.Round(time.Second), o.readers, r.loaded.visible.Round(time.Second))

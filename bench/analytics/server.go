@@ -44,14 +44,14 @@ type server struct {
 func (s *server) pid() int { return s.cmd.Process.Pid }
 
 // startServer runs bin on a free loopback port against dbURL with the
-// in-process bus (one instance), its output in logDir, dying with this
-// process (Pdeathsig), and waits for /health.
-func startServer(ctx context.Context, bin, dbURL string, maxConns int, logDir string) (*server, error) {
+// in-process bus, its output in logDir/name.log, dying with this process
+// (Pdeathsig), and waits for /health. env adds or overrides variables.
+func startServer(ctx context.Context, bin, dbURL string, maxConns int, logDir, name string, env ...string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(logDir, "switchyard.log"))
+	f, err := os.Create(filepath.Join(logDir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +62,7 @@ func startServer(ctx context.Context, bin, dbURL string, maxConns int, logDir st
 		"COOKIE_SECURE=false", "RUST_LOG=warn", "ADMIN_EMAIL=", "ADMIN_PASSWORD=", "SDK_KEY=",
 		"PUBLIC_DIR="+logDir, "DB_MAX_CONNECTIONS="+strconv.Itoa(maxConns),
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -156,7 +156,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}); err != nil {
 		return nil, err
 	}
-	meas := measure.New(pool, measure.Config{Logger: logger, Now: o.now,
+	maxTail := cfg.IngestMaxUnfolded
+	if maxTail == 0 {
+		maxTail = -1 // INGEST_MAX_UNFOLDED=0: no limit
+	}
+	meas := measure.New(pool, measure.Config{Logger: logger, Now: o.now, MaxTail: maxTail,
 		GateWaited: rt.metrics.IngestGateWaits.Inc, GateOverflowed: rt.metrics.IngestGateOverflows.Inc})
 
 	if err := rt.startHub(startCtx, svc, logger); err != nil {

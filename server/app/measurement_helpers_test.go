@@ -28,8 +28,15 @@ func newMeasEnv(t *testing.T) *measEnv {
 // newMeasEnvAt is newMeasEnv with the server's clock reading now.
 func newMeasEnvAt(t *testing.T, now time.Time) *measEnv {
 	t.Helper()
+	return newMeasEnvWith(t, now, nil)
+}
+
+// newMeasEnvWith is newMeasEnvAt with environment variables and options
+// for the server.
+func newMeasEnvWith(t *testing.T, now time.Time, env map[string]string, opts ...app.Option) *measEnv {
+	t.Helper()
 	clock := apptest.NewClock(now)
-	s := apptest.Start(t, nil, app.WithClock(clock.Now))
+	s := apptest.Start(t, env, append(opts, app.WithClock(clock.Now))...)
 	_, token := s.User(t, "admin@example.com", "admin")
 	project, envs := s.DefaultProject(t)
 	fe := &flagEnv{s: s, token: token, project: project.String(), envs: map[string]string{}}

@@ -3,6 +3,8 @@ package app_test
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
+	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/internal/apptest"
+	"github.com/switchyard/switchyard/server/measure"
 )
 
 func TestIngestBatchSize(t *testing.T) {
@@ -165,4 +169,70 @@ type eventKey struct {
 	Total       int64     `json:"total"`
 	UniqueUsers int64     `json:"unique_users"`
 	LastSeen    time.Time `json:"last_seen"`
+}
+
+// TestIngestMaxUnfolded drives INGEST_MAX_UNFOLDED through the server, with
+// the background folder held off so that nothing shortens the tail: past
+// the limit a batch waits for a fold that never comes and is taken after
+// the gate's 5 s, counted as an overflow; at 0 nothing waits, even past the
+// default's 25,000 rows.
+func TestIngestMaxUnfolded(t *testing.T) {
+	t.Parallel()
+	idle := app.WithRollupFolder(measure.FolderConfig{Interval: time.Hour, MaxBacklog: 1 << 40})
+	batch := func(from int) []map[string]any {
+		out := make([]map[string]any, 500)
+		for i := range out {
+			out[i] = imp("f", fmt.Sprintf("u%d", from+i), "true", t0)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name, limit      string
+		batches          int
+		waits, overflows int
+	}{
+		{"past the limit a batch waits", "600", 2, 0, 1}, // waits counts the batches a fold let in
+		{"0 is no limit", "0", 51, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			me := newMeasEnvWith(t, t0, map[string]string{"INGEST_MAX_UNFOLDED": tt.limit}, idle)
+			for i := range tt.batches {
+				me.mustPost(t, "/impressions", batch(i*500))
+			}
+			var page struct {
+				Total int `json:"total"`
+			}
+			_, body := me.call(t, "GET", me.path("/impressions?limit=1"), nil)
+			decode(t, body, &page)
+			if want := tt.batches * 500; page.Total != want {
+				t.Errorf("list total = %d, want %d", page.Total, want)
+			}
+			_, metrics := get(t, me.s.URL+"/metrics")
+			for name, want := range map[string]int{
+				"switchyard_ingest_gate_waits_total":     tt.waits,
+				"switchyard_ingest_gate_overflows_total": tt.overflows,
+			} {
+				if got := metricValue(t, string(metrics), name); got != want {
+					t.Errorf("%s = %d, want %d", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// metricValue is the value of an unlabelled counter in a /metrics page.
+func metricValue(t *testing.T, page, name string) int {
+	t.Helper()
+	for line := range strings.Lines(page) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/metrics lacks %s", name)
+	return 0
 }

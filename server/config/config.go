@@ -77,6 +77,13 @@ type Config struct {
 	// RetentionDays (RETENTION_DAYS) is how many days of impressions and goal
 	// events are kept; older ones are purged in the background.
 	RetentionDays int
+	// IngestMaxUnfolded (INGEST_MAX_UNFOLDED) is the unfolded impressions (or
+	// goal events, or summaries) at which an ingest batch waits for the
+	// background fold (server/measure/gate.go); 0 turns the wait off. The
+	// default, 25,000, keeps stats, exposure and experiment reads within a
+	// second on a two-core server; a larger value takes bursts faster and
+	// lets reads slow down over the longer tail.
+	IngestMaxUnfolded int
 }
 
 // FromEnv reads the configuration through lookup, which behaves like
@@ -135,6 +142,9 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.RetentionDays, err = parseRetentionDays(get("RETENTION_DAYS", "90")); err != nil {
 		errs = append(errs, fmt.Errorf("RETENTION_DAYS: %w", err))
+	}
+	if c.IngestMaxUnfolded, err = parseIngestMaxUnfolded(get("INGEST_MAX_UNFOLDED", "25000")); err != nil {
+		errs = append(errs, fmt.Errorf("INGEST_MAX_UNFOLDED: %w", err))
 	}
 
 	if len(errs) > 0 {
@@ -246,6 +256,17 @@ func parseRetentionDays(s string) (int, error) {
 	}
 	if n < 1 || n > 36500 {
 		return 0, fmt.Errorf("invalid value %q: want 1 to 36500 days", s)
+	}
+	return n, nil
+}
+
+func parseIngestMaxUnfolded(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("invalid value %q: not an integer", s)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("invalid value %q: want 0 (no limit) or more rows", s)
 	}
 	return n, nil
 }
