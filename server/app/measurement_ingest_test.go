@@ -221,6 +221,34 @@ func TestIngestMaxUnfolded(t *testing.T) {
 	}
 }
 
+// TestIngestAnswersNoAccessBeforeTheGate: a caller without access to the
+// environment is answered at once, not after waiting at a full gate.
+func TestIngestAnswersNoAccessBeforeTheGate(t *testing.T) {
+	t.Parallel()
+	idle := app.WithRollupFolder(measure.FolderConfig{Interval: time.Hour, MaxBacklog: 1 << 40})
+	me := newMeasEnvWith(t, t0, map[string]string{"INGEST_MAX_UNFOLDED": "600"}, idle)
+	_, outsider := me.s.User(t, "outsider@example.com", "editor")
+	batch := make([]map[string]any, 500)
+	for i := range batch {
+		batch[i] = imp("f", fmt.Sprintf("u%d", i), "true", t0)
+	}
+	me.mustPost(t, "/impressions", batch) // the tail is now 500 of 600
+	for _, tt := range []struct{ name, path, bearer string }{
+		{"non-member", me.path("/impressions"), outsider},
+		{"unknown environment", "/api/environments/" + uuid.NewString() + "/impressions", me.token},
+	} {
+		if status, _, _ := me.s.Do(t, apptest.Request{Method: "POST", Path: tt.path, Bearer: tt.bearer, Body: batch}); status != 404 {
+			t.Errorf("%s: status = %d, want 404", tt.name, status)
+		}
+	}
+	// The gate was full: a batch with access waits, and is taken after 5 s.
+	me.mustPost(t, "/impressions", batch)
+	_, metrics := get(t, me.s.URL+"/metrics")
+	if got := metricValue(t, string(metrics), "switchyard_ingest_gate_overflows_total"); got != 1 {
+		t.Errorf("batches taken over the limit = %d, want 1 (only the last)", got)
+	}
+}
+
 // metricValue is the value of an unlabelled counter in a /metrics page.
 func metricValue(t *testing.T, page, name string) int {
 	t.Helper()

@@ -51,8 +51,15 @@ const foldChunk = 50_000
 // ingestBatch is the one ingest transaction: once the gate admits the n
 // rows of kind (gate.go), check that the caller may report to the
 // environment (any reader, SDK keys included), and copy the rows under the
-// shared ingest lock (see above).
+// shared ingest lock (see above). A caller the key alone does not vouch for
+// is checked before the gate as well, so that one without access is
+// answered at once rather than after waiting for the fold.
 func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid.UUID, kind, n int, copyRows func(*db.Queries) error) error {
+	if !isEnvKey(p, envID) {
+		if err := ingestAccess(ctx, db.New(s.pool), p, envID); err != nil {
+			return store.AdaptError(err)
+		}
+	}
 	if err := s.admit(ctx, kind, n); err != nil {
 		return err
 	}
@@ -83,11 +90,16 @@ func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid
 // (the key cache or sdk_keys), and an environment deleted since makes the
 // COPY fail its foreign key, which answers 404 like access.Env would.
 func ingestAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID) error {
-	if p != nil && p.Kind == auth.KindSDKKey && p.EnvironmentID == envID {
+	if isEnvKey(p, envID) {
 		return nil
 	}
 	_, err := access.Env(ctx, q, p, envID, access.Ingest)
 	return err
+}
+
+// isEnvKey reports whether p is an SDK key of the environment envID.
+func isEnvKey(p *auth.Principal, envID uuid.UUID) bool {
+	return p != nil && p.Kind == auth.KindSDKKey && p.EnvironmentID == envID
 }
 
 // foldPending folds every row ingested before it was called into the
