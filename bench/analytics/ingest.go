@@ -64,9 +64,9 @@ type readQuery struct {
 	name, path string
 }
 
-// ingestAndReads is measurements 2 and 3; another starts a second server
-// on the same database (for the ceiling of HTTP ingest).
-func ingestAndReads(ctx context.Context, o options, fx *fixture, another func(name string, env ...string) (*server, error), rep *report) error {
+// ingestAndReads is measurements 2 and 3 against srv; another starts a
+// second server on the same database (for the ceiling of HTTP ingest).
+func ingestAndReads(ctx context.Context, o options, fx *fixture, srv *server, another func(name string, env ...string) (*server, error), rep *report) error {
 	const env = "production"
 	g := generator{flags: 20, users: 250_000, now: time.Now(), spread: 30 * 24 * time.Hour}
 
@@ -167,6 +167,7 @@ func ingestAndReads(ctx context.Context, o options, fx *fixture, another func(na
 	}
 	rows := n * batchSize
 
+	meter := startCPU(0, fx.dbName) // no server: PostgreSQL and this tool
 	raw, err := withoutFolding(ctx, fx.pool, func() (time.Duration, error) {
 		return each(o.writers, n, func(_, i int) error {
 			_, err := fx.pool.CopyFrom(ctx, pgx.Identifier{"impressions"},
@@ -177,7 +178,7 @@ func ingestAndReads(ctx context.Context, o options, fx *fixture, another func(na
 	if err != nil {
 		return fmt.Errorf("raw copy: %w", err)
 	}
-	rep.rows, rep.raw = rows, raw
+	rep.rows, rep.raw, rep.rawCPU = rows, raw, meter.stop()
 	fmt.Printf("raw COPY: %s (%.0f rows/s)\n", raw.Round(time.Millisecond), float64(rows)/raw.Seconds())
 
 	if rep.ceiling, err = ingestCeiling(ctx, o, fx, another, bodies); err != nil {
@@ -191,10 +192,12 @@ func ingestAndReads(ctx context.Context, o options, fx *fixture, another func(na
 		if _, err := fx.waitFolded(ctx, 30*time.Minute); err != nil {
 			return err
 		}
+		meter := startCPU(srv.pid(), fx.dbName)
 		res, err := httpIngest(ctx, o, fx, env, bodies, withReaders, queries)
 		if err != nil {
 			return err
 		}
+		res.cpu = meter.stop()
 		label := "HTTP alone"
 		if withReaders {
 			label = fmt.Sprintf("HTTP with %d reader(s)", o.readers)
@@ -227,6 +230,7 @@ type ingestResult struct {
 	reads                    map[string][]time.Duration // reads that started before the rows were visible
 	trace                    []string                   // every such read: when it began, what, how long
 	backlogAtAck             int64                      // impressions not yet folded when the last batch was acknowledged
+	cpu                      cpuUse                     // from the first batch until the rows were visible and the reads ended
 }
 
 // httpIngest posts the bodies with o.writers writers and polls
@@ -354,8 +358,10 @@ func ingestCeiling(ctx context.Context, o options, fx *fixture, another func(nam
 	direct.base = "http://" + srv.addr
 	var res ingestResult
 	_, err = withoutFolding(ctx, fx.pool, func() (time.Duration, error) {
+		meter := startCPU(srv.pid(), fx.dbName)
 		var err error
 		res, err = httpIngest(ctx, o, &direct, "development", bodies, false, nil)
+		res.cpu = meter.stop()
 		return res.visible, err
 	})
 	if err != nil {

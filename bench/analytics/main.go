@@ -190,7 +190,7 @@ func run(ctx context.Context, o options) error {
 		another := func(name string, env ...string) (*server, error) {
 			return startServer(ctx, bin, dbURL, o.dbMaxConns, logDir, name, env...)
 		}
-		if err := ingestAndReads(ctx, o, fx, another, rep); err != nil {
+		if err := ingestAndReads(ctx, o, fx, srv, another, rep); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ type report struct {
 	idle               map[string][]time.Duration
 	rows               int
 	raw                time.Duration
+	rawCPU             cpuUse
 	alone, loaded      ingestResult
 	ceiling            ingestResult // HTTP with no fold at all (ingestCeiling)
 }
@@ -116,7 +118,21 @@ func (r *report) print(o options) {
 			vis := float64(c.rows) / c.visible.Seconds()
 			fmt.Printf("   %-46s %9d %10.0f %8.0f%% %11s\n", "HTTP with no fold at all, visible (ceiling)", c.rows, vis, 100*vis/rawRate, c.visible.Round(time.Millisecond))
 		}
-		fmt.Println("   (visible: from the first batch sent to the answer of the first GET …/impressions whose total includes every row sent;\n    HTTP + readers sends the batches again until -load-time has passed; the ceiling: a second server with\n    INGEST_MAX_UNFOLDED=0 while the tool holds folding off, into development: what HTTP ingest reaches before any fold)")
+		fmt.Printf("   CPU per row (µs): %-28s %8s %10s %8s %8s %14s\n", "", "server", "PostgreSQL", "tool", "sum", "both cores busy")
+		for _, x := range []struct {
+			name string
+			rows int
+			c    cpuUse
+		}{{"raw pgx COPY", r.rows, r.rawCPU}, {"HTTP", r.alone.rows, r.alone.cpu}, {"HTTP + reader(s)", r.loaded.rows, r.loaded.cpu}, {"HTTP with no fold at all", r.ceiling.rows, r.ceiling.cpu}} {
+			if x.rows == 0 || x.c.wall == 0 {
+				continue
+			}
+			per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 / float64(x.rows) }
+			sum := x.c.server + x.c.postgres + x.c.tool
+			fmt.Printf("   %-46s %8.1f %10.1f %8.1f %8.1f %13.0f%%\n", x.name, per(x.c.server), per(x.c.postgres), per(x.c.tool), per(sum),
+				100*sum.Seconds()/x.c.wall.Seconds()/float64(runtime.NumCPU()))
+		}
+		fmt.Println("   (visible: from the first batch sent to the answer of the first GET …/impressions whose total includes every row sent;\n    HTTP + readers sends the batches again until -load-time has passed; the ceiling: a second server with\n    INGEST_MAX_UNFOLDED=0 while the tool holds folding off, into development: what HTTP ingest reaches before any fold;\n    CPU: user+system of the server process, of the PostgreSQL backends of the scratch database (not the checkpointer\n    or WAL writer) and of this tool, divided by the rows; busy: their sum over the wall time of both cores)")
 		fmt.Println()
 		fmt.Printf("3. Reads under load: %d impressions and %d goal events seeded (%s, fold after it %s); %d reader(s) cycling the three reads\n   while \"HTTP with readers\" above ingests into the same environment (%s)\n",
 			o.seedImpressions, o.seedEvents, r.seedTime.Round(time.Second), r.seedFold.Round(time.Second), o.readers, r.loaded.visible.Round(time.Second))
