@@ -172,7 +172,7 @@ func run(ctx context.Context, o options) error {
 	// The settings the fold's cost depends on most (docs/performance.md):
 	// the per-user indexes' pages in memory, and how often a checkpoint
 	// makes the next change of each page write it whole to the WAL.
-	_ = fx.pool.QueryRow(ctx, `SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ', ' ORDER BY name)
+	_ = fx.pool.QueryRow(ctx, `SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY name)
 		FROM pg_settings WHERE name IN ('shared_buffers', 'max_wal_size', 'checkpoint_timeout')`).Scan(&pgSettings)
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bench/analytics  %s UTC\n", start.UTC().Format("2006-01-02 15:04"))
