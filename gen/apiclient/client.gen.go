@@ -12906,8 +12906,6 @@ type ArchiveFlagResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12928,11 +12926,6 @@ func (r ArchiveFlagResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ArchiveFlagResponse) GetJSON404() *NotFound {
 	return r.JSON404
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r ArchiveFlagResponse) GetJSON409() *Conflict {
-	return r.JSON409
 }
 
 // GetBody returns the raw response body bytes
@@ -13217,8 +13210,6 @@ type UnarchiveFlagResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13239,11 +13230,6 @@ func (r UnarchiveFlagResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UnarchiveFlagResponse) GetJSON404() *NotFound {
 	return r.JSON404
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r UnarchiveFlagResponse) GetJSON409() *Conflict {
-	return r.JSON409
 }
 
 // GetBody returns the raw response body bytes
@@ -20761,13 +20747,6 @@ func ParseArchiveFlagResponse(rsp *http.Response) (*ArchiveFlagResponse, error) 
 		}
 		response.JSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
 	}
 
 	return response, nil
@@ -21011,13 +20990,6 @@ func ParseUnarchiveFlagResponse(rsp *http.Response) (*UnarchiveFlagResponse, err
 			return nil, err
 		}
 		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
 
 	}
 

@@ -6193,20 +6193,6 @@ func (response ArchiveFlag404JSONResponse) VisitArchiveFlagResponse(w http.Respo
 	return err
 }
 
-type ArchiveFlag409JSONResponse struct{ ConflictJSONResponse }
-
-func (response ArchiveFlag409JSONResponse) VisitArchiveFlagResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(409)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type PromoteFlagRequestObject struct {
 	EnvId EnvId   `json:"env_id"`
 	Key   FlagKey `json:"key"`
@@ -6577,20 +6563,6 @@ func (response UnarchiveFlag404JSONResponse) VisitUnarchiveFlagResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnarchiveFlag409JSONResponse struct{ ConflictJSONResponse }
-
-func (response UnarchiveFlag409JSONResponse) VisitUnarchiveFlagResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
 }
