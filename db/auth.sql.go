@@ -111,7 +111,7 @@ func (q *Queries) GetSDKKeyByHash(ctx context.Context, keyHash []byte) (GetSDKKe
 }
 
 const getSDKKeyByID = `-- name: GetSDKKeyByID :one
-SELECT id, kind, prefix, project_id, environment_id FROM sdk_keys WHERE id = $1
+SELECT id, kind, prefix, project_id, environment_id, key_hash FROM sdk_keys WHERE id = $1
 `
 
 type GetSDKKeyByIDRow struct {
@@ -120,6 +120,7 @@ type GetSDKKeyByIDRow struct {
 	Prefix        string
 	ProjectID     uuid.UUID
 	EnvironmentID uuid.UUID
+	KeyHash       []byte
 }
 
 func (q *Queries) GetSDKKeyByID(ctx context.Context, id int64) (GetSDKKeyByIDRow, error) {
@@ -131,6 +132,7 @@ func (q *Queries) GetSDKKeyByID(ctx context.Context, id int64) (GetSDKKeyByIDRow
 		&i.Prefix,
 		&i.ProjectID,
 		&i.EnvironmentID,
+		&i.KeyHash,
 	)
 	return i, err
 }

@@ -62,4 +62,4 @@ DELETE FROM login_attempts WHERE email = @email;
 UPDATE workspace SET name = @name WHERE id = 1;
 
 -- name: GetSDKKeyByID :one
-SELECT id, kind, prefix, project_id, environment_id FROM sdk_keys WHERE id = @id;
+SELECT id, kind, prefix, project_id, environment_id, key_hash FROM sdk_keys WHERE id = @id;

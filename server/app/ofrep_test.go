@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/internal/apptest"
+	"github.com/switchyard/switchyard/server/internal/testenv"
 )
 
 // ofrepEnv is a project whose staging environment has one flag of each type,
@@ -26,7 +27,13 @@ type ofrepEnv struct {
 
 func newOFREPEnv(t *testing.T, opts ...app.Option) *ofrepEnv {
 	t.Helper()
-	s := apptest.Start(t, nil, opts...)
+	return newOFREPEnvOn(t, nil, opts...)
+}
+
+// newOFREPEnvOn is newOFREPEnv with environment variables for the server.
+func newOFREPEnvOn(t *testing.T, vars map[string]string, opts ...app.Option) *ofrepEnv {
+	t.Helper()
+	s := apptest.Start(t, vars, opts...)
 	_, admin := s.User(t, "admin@example.com", "admin")
 	p := newProject(t, s, admin)
 	env := p.envBySlug(t, "staging")
@@ -280,6 +287,21 @@ func TestOFREPEventStream(t *testing.T) {
 	c.ended(t)
 	if again := openURLStream(t, strings.Replace(url, oe.s.URL, "", 1), oe.s); again.resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the token of a revoked key = %d, want 401", again.resp.StatusCode)
+	}
+}
+
+// A browser's event stream reconnects while the database is down: the
+// stream's token names a key that the evaluation which handed out the URL
+// put in the key cache.
+func TestOFREPEventStreamReconnectsDuringADatabaseOutage(t *testing.T) {
+	pg := testenv.StartPostgres(t)
+	oe := newOFREPEnvOn(t, map[string]string{"DATABASE_URL": pg.URL}, app.WithStreamTiming(time.Hour, time.Hour))
+	_, got, _ := oe.eval(t, oe.client.Key, "", map[string]any{})
+	url := got["eventStreams"].([]any)[0].(map[string]any)["url"].(string)
+	pg.Stop(t, "fast")
+	c := openURLStream(t, strings.Replace(url, oe.s.URL, "", 1), oe.s)
+	if c.resp.StatusCode != http.StatusOK || c.resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("event stream during the outage = %d %v, want 200", c.resp.StatusCode, c.resp.Header)
 	}
 }
 

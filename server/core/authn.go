@@ -340,12 +340,21 @@ func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 // SDKKeyPrincipal returns the principal of the SDK key id, bound to envID,
 // for a credential that names a key without carrying it (an OFREP event
 // stream's token). Id 0 is the legacy SDK_KEY. A key revoked since, or
-// bound elsewhere, is 401.
+// bound elsewhere, is 401. Like authenticateSDKKey it answers from the key
+// cache when it can: browsers reconnect their event streams all at once
+// after a deploy or a network blip, with keys their evaluations just used.
 func (s *Service) SDKKeyPrincipal(ctx context.Context, id int64, envID uuid.UUID) (*auth.Principal, error) {
 	q := db.New(s.pool)
+	now := s.now()
 	if id == 0 {
 		if s.legacySDKKey == "" {
 			return nil, errBadCredentials
+		}
+		if p, ok := s.keys.getLegacy(now); ok {
+			if p.EnvironmentID != envID {
+				return nil, errBadCredentials
+			}
+			return p, nil
 		}
 		env, err := q.GetLegacyKeyEnvironment(ctx)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && env.ID != envID) {
@@ -354,7 +363,15 @@ func (s *Service) SDKKeyPrincipal(ctx context.Context, id int64, envID uuid.UUID
 		if err != nil {
 			return nil, fmt.Errorf("legacy sdk key environment: %w", err)
 		}
-		return &auth.Principal{Kind: auth.KindSDKKey, KeyPrefix: prefixOf(s.legacySDKKey), ProjectID: env.ProjectID, EnvironmentID: env.ID}, nil
+		p := auth.Principal{Kind: auth.KindSDKKey, KeyPrefix: prefixOf(s.legacySDKKey), ProjectID: env.ProjectID, EnvironmentID: env.ID}
+		s.keys.putLegacy(p, now, s.now())
+		return &p, nil
+	}
+	if p, ok := s.keys.getByID(id, now); ok {
+		if p.EnvironmentID != envID {
+			return nil, errBadCredentials
+		}
+		return p, nil
 	}
 	k, err := q.GetSDKKeyByID(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && k.EnvironmentID != envID) {
@@ -363,8 +380,10 @@ func (s *Service) SDKKeyPrincipal(ctx context.Context, id int64, envID uuid.UUID
 	if err != nil {
 		return nil, fmt.Errorf("look up sdk key: %w", err)
 	}
-	return &auth.Principal{
+	p := auth.Principal{
 		Kind: auth.KindSDKKey, Client: k.Kind == KeyKindClient, KeyID: k.ID, KeyPrefix: k.Prefix,
 		ProjectID: k.ProjectID, EnvironmentID: k.EnvironmentID,
-	}, nil
+	}
+	s.keys.put(k.KeyHash, p, now, s.now())
+	return &p, nil
 }

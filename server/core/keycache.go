@@ -58,6 +58,18 @@ func (c *keyCache) put(hash []byte, p auth.Principal, lookedUp, now time.Time) {
 	c.hashes[p.KeyID] = string(hash)
 }
 
+// getByID is get for the key whose id is id (OFREP event streams name
+// their key by id).
+func (c *keyCache) getByID(id int64, now time.Time) (*auth.Principal, bool) {
+	c.mu.RLock()
+	h, ok := c.hashes[id]
+	c.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return c.get([]byte(h), now)
+}
+
 func (c *keyCache) getLegacy(now time.Time) (*auth.Principal, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
