@@ -444,6 +444,19 @@ test("screenshots of every main screen", async () => {
     await shot(page, name);
     for (const v of await accessibility(page)) problems.push(`${name}: ${v}`);
   }
+  // A change to the launched flag makes it active on the open list, without a
+  // reload: the stream that keeps the flags live refreshes their status too.
+  await page.goto(`${base}/flags`);
+  await eventually(() => statusOf(page, "legacy-header"), "launched", "legacy-header before the change");
+  // (The seed made the environment require approval; lifted for this one edit.)
+  const [project] = await api(page, "GET", "/api/projects");
+  const dev = project.environments.find((e) => e.name === "Development");
+  const approval = (on) =>
+    api(page, "POST", `/api/projects/${project.id}/environments/${dev.id}/require-approval`, { require_approval: on });
+  await approval(false);
+  await api(page, "PATCH", `/api/environments/${dev.id}/flags/legacy-header`, { description: "The old header, still on for everyone" });
+  await approval(true);
+  await eventually(() => statusOf(page, "legacy-header"), "active", "legacy-header's status after a change, without a reload");
   await page.context().close();
   assert.deepEqual(problems, [], "axe-core found serious accessibility violations");
   assert.ok(

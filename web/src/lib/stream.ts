@@ -1,6 +1,7 @@
 // useFlagStream keeps the flag queries of one environment live: it holds a
 // /stream connection (authenticated by the session cookie) and, after the
-// bootstrap, refreshes the cached flag list and flag on every update.
+// bootstrap, refreshes the cached flag list, flag and flag status on every
+// update.
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { Schemas } from "../api/client";
@@ -11,6 +12,10 @@ export const flagKeys = {
   list: (envId: string) => ["flags", envId] as const,
   one: (envId: string, key: string) => ["flags", envId, key] as const,
 };
+
+// Not under flagKeys ("flags", env, key): a flag may be called anything a key
+// allows, "status" included.
+export const flagStatusKey = (envId: string) => ["flag-status", envId] as const;
 
 export function useFlagStream(envId: string): StreamState {
   const queryClient = useQueryClient();
@@ -26,6 +31,7 @@ export function useFlagStream(envId: string): StreamState {
       setState("live");
       // Anything may have changed while we were away.
       void queryClient.invalidateQueries({ queryKey: ["flags", envId] });
+      void queryClient.invalidateQueries({ queryKey: flagStatusKey(envId) });
     });
     source.addEventListener("update", (e) => {
       if (!ready) return; // the bootstrap repeats what the list already shows
@@ -34,6 +40,9 @@ export function useFlagStream(envId: string): StreamState {
       const key = update.flag?.key ?? update.key;
       void queryClient.invalidateQueries({ queryKey: flagKeys.list(envId), exact: true });
       if (key) void queryClient.invalidateQueries({ queryKey: flagKeys.one(envId, key) });
+      // A change makes a launched flag active (extensions.md §3: "has not
+      // changed for 7 days"), and a new or deleted flag adds or drops a row.
+      void queryClient.invalidateQueries({ queryKey: flagStatusKey(envId) });
     });
     source.onerror = () => {
       ready = false;

@@ -7,15 +7,13 @@ import { useQuery } from "@tanstack/react-query";
 import { useId } from "react";
 import { errorMessage, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
+import { flagStatusKey } from "../../lib/stream";
 import { Time } from "../../components/ui";
 import { formatCount, formatPercent } from "../measurement/format";
 
 export type FlagStatus = Schemas["FlagStatus"];
 export type StatusName = FlagStatus["status"];
 
-// Not under flagKeys ("flags", env, key): a flag may be called anything a key
-// allows, and the stream's per-flag invalidations have nothing to do with it.
-export const flagStatusKey = (envId: string) => ["flag-status", envId] as const;
 
 // STATUSES in the order the filter offers them, with the words every screen
 // uses: a label, and the contract's definition for the tooltip and readers.
