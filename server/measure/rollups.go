@@ -55,10 +55,8 @@ const foldChunk = 50_000
 // is checked before the gate as well, so that one without access is
 // answered at once rather than after waiting for the fold.
 func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid.UUID, kind, n int, copyRows func(*db.Queries) error) error {
-	if !isEnvKey(p, envID) {
-		if err := ingestAccess(ctx, db.New(s.pool), p, envID); err != nil {
-			return store.AdaptError(err)
-		}
+	if err := ingestAccess(ctx, db.New(s.pool), p, envID); err != nil {
+		return store.AdaptError(err)
 	}
 	if err := s.admit(ctx, kind, n); err != nil {
 		return err
@@ -85,21 +83,17 @@ func (s *Service) ingestBatch(ctx context.Context, p *auth.Principal, envID uuid
 	return store.AdaptError(err)
 }
 
-// ingestAccess is access.Env with access.Read, without a query for an SDK key
-// of the environment: authentication already found the key's environment
-// (the key cache or sdk_keys), and an environment deleted since makes the
-// COPY fail its foreign key, which answers 404 like access.Env would.
+// ingestAccess is access.Env with access.Ingest, without a query for an SDK
+// key of the environment: authentication already found the key's
+// environment (the key cache or sdk_keys), and an environment deleted since
+// is found gone by the batch's LockEnvironmentForIngest, which answers 404
+// like access.Env would.
 func ingestAccess(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID) error {
-	if isEnvKey(p, envID) {
+	if p != nil && p.Kind == auth.KindSDKKey && p.EnvironmentID == envID {
 		return nil
 	}
 	_, err := access.Env(ctx, q, p, envID, access.Ingest)
 	return err
-}
-
-// isEnvKey reports whether p is an SDK key of the environment envID.
-func isEnvKey(p *auth.Principal, envID uuid.UUID) bool {
-	return p != nil && p.Kind == auth.KindSDKKey && p.EnvironmentID == envID
 }
 
 // foldPending folds every row ingested before it was called into the
