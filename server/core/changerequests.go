@@ -107,10 +107,10 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 		if err != nil {
 			return eval.Flag{}, fmt.Errorf("approve change request: %w", err)
 		}
-		if err := enqueue(ctx, q, env.ID, notify.EventChangeRequestApproved, cr.FlagKey, reviewer, changeRequestData(cr), &after); err != nil {
+		if err := notify.Enqueue(ctx, q, env.ID, notify.EventChangeRequestApproved, cr.FlagKey, reviewer, notify.ChangeRequestData(cr), &after); err != nil {
 			return eval.Flag{}, err
 		}
-		return after, enqueue(ctx, q, env.ID, notify.EventFlagUpdated, cr.FlagKey, reviewer, after, &after)
+		return after, notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, cr.FlagKey, reviewer, after, &after)
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)
@@ -143,7 +143,7 @@ func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, en
 		if err != nil {
 			return err
 		}
-		return enqueue(ctx, q, env.ID, notify.EventChangeRequestRejected, cr.FlagKey, reviewer, changeRequestData(cr), flag)
+		return notify.Enqueue(ctx, q, env.ID, notify.EventChangeRequestRejected, cr.FlagKey, reviewer, notify.ChangeRequestData(cr), flag)
 	}))
 }
 

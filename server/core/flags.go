@@ -86,7 +86,7 @@ func (s *Service) PutFlag(ctx context.Context, p *auth.Principal, envID uuid.UUI
 		if err != nil {
 			return eval.Flag{}, err
 		}
-		return out, enqueue(ctx, q, env.ID, notify.EventFlagCreated, out.Key, p.Actor(), out, &out)
+		return out, notify.Enqueue(ctx, q, env.ID, notify.EventFlagCreated, out.Key, p.Actor(), out, &out)
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)
@@ -163,13 +163,13 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 			if err != nil {
 				return PatchResult{}, fmt.Errorf("open change request: %w", err)
 			}
-			return PatchResult{ChangeRequest: &cr}, enqueue(ctx, q, env.ID, notify.EventChangeRequestOpened, key, p.Actor(), changeRequestData(cr), &current)
+			return PatchResult{ChangeRequest: &cr}, notify.Enqueue(ctx, q, env.ID, notify.EventChangeRequestOpened, key, p.Actor(), notify.ChangeRequestData(cr), &current)
 		}
 		after, err := writeFlag(ctx, q, row.ID, current, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
 		if err != nil {
 			return PatchResult{}, err
 		}
-		return PatchResult{Flag: &after}, enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after)
+		return PatchResult{Flag: &after}, notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after)
 	})
 	if err != nil {
 		return PatchResult{}, store.AdaptError(err)
@@ -267,7 +267,7 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		if err := q.DeleteFlag(ctx, row.ID); err != nil {
 			return fmt.Errorf("delete flag: %w", err)
 		}
-		if err := enqueue(ctx, q, env.ID, notify.EventFlagDeleted, key, p.Actor(), before, &before); err != nil {
+		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagDeleted, key, p.Actor(), before, &before); err != nil {
 			return err
 		}
 		return audit(ctx, q, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
@@ -312,7 +312,7 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 			return eval.Flag{}, err
 		}
 		changed = true
-		if err := enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after); err != nil {
+		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after); err != nil {
 			return eval.Flag{}, err
 		}
 		return after, audit(ctx, q, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
@@ -369,7 +369,7 @@ func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid
 			return eval.Flag{}, err
 		}
 		// decisions.md: flag.promoted is notified to the target environment.
-		return out, enqueue(ctx, q, dst.ID, notify.EventFlagPromoted, out.Key, p.Actor(), out, &out)
+		return out, notify.Enqueue(ctx, q, dst.ID, notify.EventFlagPromoted, out.Key, p.Actor(), out, &out)
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)

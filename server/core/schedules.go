@@ -173,7 +173,7 @@ func applyScheduledChange(ctx context.Context, q *db.Queries, sc db.ScheduledCha
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	return after, enqueue(ctx, q, sc.EnvironmentID, notify.EventFlagUpdated, sc.FlagKey, sc.CreatedBy, after, &after)
+	return after, notify.Enqueue(ctx, q, sc.EnvironmentID, notify.EventFlagUpdated, sc.FlagKey, sc.CreatedBy, after, &after)
 }
 
 // safeMessage is the client-safe text of err: an apperr message, or a
