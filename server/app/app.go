@@ -22,6 +22,7 @@ import (
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/httpapi"
 	"github.com/switchyard/switchyard/server/measure"
+	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -147,7 +148,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			rt.close()
 		}
 	}()
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus, NotifyBackoff: o.notifyBackoff, NotifyLease: o.notifyLease})
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus})
 	if err := svc.Seed(startCtx, core.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,
@@ -156,6 +157,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}); err != nil {
 		return nil, err
 	}
+	notifications := notify.NewService(pool, notify.ServiceConfig{Logger: logger, Now: o.now, NotifyBackoff: o.notifyBackoff, NotifyLease: o.notifyLease})
 	maxTail := cfg.IngestMaxUnfolded
 	if maxTail == 0 {
 		maxTail = -1 // INGEST_MAX_UNFOLDED=0: no limit
@@ -169,7 +171,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	rt.exposures = ofrep.NewExposures(meas, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
-		Core: svc, Measure: meas, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
+		Core: svc, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
 		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
 		OFREP: &ofrep.Config{
 			Auth: svc, Flags: hubFlags{rt.hub}, Keys: svc, Exposures: rt.exposures,
@@ -185,7 +187,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr(), err)
 	}
 	return &App{
-		workers:  o.workers(svc, logger),
+		workers:  o.workers(svc, notifications, logger),
 		cfg:      cfg,
 		logger:   logger,
 		pool:     pool,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/worker"
 )
 
@@ -49,16 +50,18 @@ func WithoutScheduler() Option {
 	return func(o *options) { o.noScheduler = true }
 }
 
+var _ worker.Notifications = (*notify.Service)(nil)
+
 // workers are an App's background loops.
 type workers []*worker.Loop
 
-func (g governance) workers(svc *core.Service, logger *slog.Logger) workers {
+func (g governance) workers(svc *core.Service, notifications *notify.Service, logger *slog.Logger) workers {
 	var w workers
 	if !g.noScheduler {
 		w = append(w, worker.NewScheduler(svc, g.workerInterval, logger))
 	}
 	if !g.noDelivery {
-		w = append(w, worker.NewDelivery(svc, g.workerInterval, logger))
+		w = append(w, worker.NewDelivery(notifications, g.workerInterval, logger))
 	}
 	return w
 }

@@ -187,3 +187,10 @@ func currentFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key string
 	f, err := flagFromRow(row)
 	return &f, err
 }
+
+func nonEmpty(s *string) *string {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return s
+}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
-	"github.com/switchyard/switchyard/server/notify"
 )
 
 // Service runs Switchyard's business operations against the database.
@@ -20,9 +19,6 @@ type Service struct {
 	sealer       *auth.Sealer
 	bus          bus.Publisher
 	keys         *keyCache
-	notifier     *notify.Client
-	backoff      []time.Duration
-	lease        time.Duration
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -32,29 +28,11 @@ type Config struct {
 	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
 	Sealer       *auth.Sealer     // seals session cookies; required for sessions
 	Bus          bus.Publisher    // where committed changes are announced; none when nil
-	Notifier     *notify.Client   // sends webhooks and chat alerts; a default client when nil
-	// NotifyBackoff is the wait before each retry of a failed webhook or chat
-	// delivery; notify.DefaultBackoff (1 s, 5 s, 15 s) when nil. Tests shorten it.
-	NotifyBackoff []time.Duration
-	// NotifyLease is how long a claimed notification stays reserved for its
-	// sender between two renewals; notificationLease (10 s) when zero. Tests
-	// shorten it.
-	NotifyLease time.Duration
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus,
-		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff, lease: cfg.NotifyLease}
-	if s.notifier == nil {
-		s.notifier = notify.NewClient(notify.Config{})
-	}
-	if s.lease <= 0 {
-		s.lease = notificationLease
-	}
-	if s.backoff == nil {
-		s.backoff = notify.DefaultBackoff
-	}
+	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

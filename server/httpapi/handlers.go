@@ -4,6 +4,7 @@ import (
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/measure"
+	"github.com/switchyard/switchyard/server/notify"
 )
 
 // Handlers implements the generated strict server interface. Each method
@@ -12,6 +13,7 @@ import (
 type Handlers struct {
 	core         *core.Service
 	measure      *measure.Service
+	notify       *notify.Service
 	cookieSecure bool // the session cookie's Secure flag (COOKIE_SECURE)
 }
 

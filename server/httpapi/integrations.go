@@ -7,13 +7,12 @@ import (
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/notify"
 )
 
 // ListIntegrations lists an environment's chat integrations, URLs elided.
 func (h *Handlers) ListIntegrations(ctx context.Context, req apiserver.ListIntegrationsRequestObject) (apiserver.ListIntegrationsResponseObject, error) {
-	rows, err := h.core.ListIntegrations(ctx, auth.FromContext(ctx), req.EnvId)
+	rows, err := h.notify.ListIntegrations(ctx, auth.FromContext(ctx), req.EnvId)
 	if err != nil {
 		return nil, err
 	}
@@ -29,11 +28,11 @@ func (h *Handlers) CreateIntegration(ctx context.Context, req apiserver.CreateIn
 	if req.Body == nil {
 		return nil, apperr.E(apperr.BadRequest, "request body is required")
 	}
-	in := core.IntegrationInput{Kind: string(req.Body.Kind), Name: req.Body.Name, WebhookURL: req.Body.WebhookUrl, Enabled: req.Body.Enabled}
+	in := notify.IntegrationInput{Kind: string(req.Body.Kind), Name: req.Body.Name, WebhookURL: req.Body.WebhookUrl, Enabled: req.Body.Enabled}
 	if req.Body.Events != nil {
 		in.Events = eventNames(*req.Body.Events)
 	}
-	ig, err := h.core.CreateIntegration(ctx, auth.FromContext(ctx), req.EnvId, in)
+	ig, err := h.notify.CreateIntegration(ctx, auth.FromContext(ctx), req.EnvId, in)
 	if err != nil {
 		return nil, err
 	}
@@ -45,12 +44,12 @@ func (h *Handlers) PatchIntegration(ctx context.Context, req apiserver.PatchInte
 	if req.Body == nil {
 		return nil, apperr.E(apperr.BadRequest, "request body is required")
 	}
-	in := core.IntegrationPatch{Name: req.Body.Name, WebhookURL: req.Body.WebhookUrl, Enabled: req.Body.Enabled}
+	in := notify.IntegrationPatch{Name: req.Body.Name, WebhookURL: req.Body.WebhookUrl, Enabled: req.Body.Enabled}
 	if req.Body.Events != nil {
 		events := eventNames(*req.Body.Events)
 		in.Events = &events
 	}
-	ig, err := h.core.PatchIntegration(ctx, auth.FromContext(ctx), req.EnvId, req.Id, in)
+	ig, err := h.notify.PatchIntegration(ctx, auth.FromContext(ctx), req.EnvId, req.Id, in)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +58,7 @@ func (h *Handlers) PatchIntegration(ctx context.Context, req apiserver.PatchInte
 
 // DeleteIntegration disconnects a chat integration.
 func (h *Handlers) DeleteIntegration(ctx context.Context, req apiserver.DeleteIntegrationRequestObject) (apiserver.DeleteIntegrationResponseObject, error) {
-	if err := h.core.DeleteIntegration(ctx, auth.FromContext(ctx), req.EnvId, req.Id); err != nil {
+	if err := h.notify.DeleteIntegration(ctx, auth.FromContext(ctx), req.EnvId, req.Id); err != nil {
 		return nil, err
 	}
 	return apiserver.DeleteIntegration204Response{}, nil
@@ -67,7 +66,7 @@ func (h *Handlers) DeleteIntegration(ctx context.Context, req apiserver.DeleteIn
 
 // TestIntegration sends the test event and answers its delivery row.
 func (h *Handlers) TestIntegration(ctx context.Context, req apiserver.TestIntegrationRequestObject) (apiserver.TestIntegrationResponseObject, error) {
-	d, err := h.core.TestIntegration(ctx, auth.FromContext(ctx), req.EnvId, req.Id)
+	d, err := h.notify.TestIntegration(ctx, auth.FromContext(ctx), req.EnvId, req.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +75,7 @@ func (h *Handlers) TestIntegration(ctx context.Context, req apiserver.TestIntegr
 
 // ListIntegrationDeliveries lists an integration's retained delivery attempts.
 func (h *Handlers) ListIntegrationDeliveries(ctx context.Context, req apiserver.ListIntegrationDeliveriesRequestObject) (apiserver.ListIntegrationDeliveriesResponseObject, error) {
-	rows, err := h.core.ListIntegrationDeliveries(ctx, auth.FromContext(ctx), req.EnvId, req.Id)
+	rows, err := h.notify.ListIntegrationDeliveries(ctx, auth.FromContext(ctx), req.EnvId, req.Id)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/metrics"
+	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/stream"
 )
@@ -27,6 +28,7 @@ import (
 type Config struct {
 	Core      *core.Service
 	Measure   *measure.Service
+	Notify    *notify.Service // webhooks and chat integrations
 	Logger    *slog.Logger
 	PublicDir string // directory of dashboard static files; may not exist
 	// CookieSecure sets the session cookie's Secure flag (COOKIE_SECURE).
@@ -68,7 +70,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, measure: cfg.Measure, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, measure: cfg.Measure, notify: cfg.Notify, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})

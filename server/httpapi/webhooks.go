@@ -7,12 +7,12 @@ import (
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/notify"
 )
 
 // ListWebhooks lists an environment's webhooks.
 func (h *Handlers) ListWebhooks(ctx context.Context, req apiserver.ListWebhooksRequestObject) (apiserver.ListWebhooksResponseObject, error) {
-	rows, err := h.core.ListWebhooks(ctx, auth.FromContext(ctx), req.EnvId)
+	rows, err := h.notify.ListWebhooks(ctx, auth.FromContext(ctx), req.EnvId)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (h *Handlers) CreateWebhook(ctx context.Context, req apiserver.CreateWebhoo
 	if req.Body == nil {
 		return nil, apperr.E(apperr.BadRequest, "request body is required")
 	}
-	w, err := h.core.CreateWebhook(ctx, auth.FromContext(ctx), req.EnvId, core.WebhookInput{
+	w, err := h.notify.CreateWebhook(ctx, auth.FromContext(ctx), req.EnvId, notify.WebhookInput{
 		Name: req.Body.Name, URL: req.Body.Url, Secret: req.Body.Secret, Enabled: req.Body.Enabled,
 	})
 	if err != nil {
@@ -42,7 +42,7 @@ func (h *Handlers) PatchWebhook(ctx context.Context, req apiserver.PatchWebhookR
 	if req.Body == nil {
 		return nil, apperr.E(apperr.BadRequest, "request body is required")
 	}
-	in := core.WebhookPatch{Name: req.Body.Name, URL: req.Body.Url, Enabled: req.Body.Enabled}
+	in := notify.WebhookPatch{Name: req.Body.Name, URL: req.Body.Url, Enabled: req.Body.Enabled}
 	if req.Body.Secret.IsSpecified() {
 		in.SetSecret = true
 		if !req.Body.Secret.IsNull() {
@@ -50,7 +50,7 @@ func (h *Handlers) PatchWebhook(ctx context.Context, req apiserver.PatchWebhookR
 			in.Secret = &s
 		}
 	}
-	w, err := h.core.PatchWebhook(ctx, auth.FromContext(ctx), req.EnvId, req.Id, in)
+	w, err := h.notify.PatchWebhook(ctx, auth.FromContext(ctx), req.EnvId, req.Id, in)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (h *Handlers) PatchWebhook(ctx context.Context, req apiserver.PatchWebhookR
 
 // DeleteWebhook removes a webhook.
 func (h *Handlers) DeleteWebhook(ctx context.Context, req apiserver.DeleteWebhookRequestObject) (apiserver.DeleteWebhookResponseObject, error) {
-	if err := h.core.DeleteWebhook(ctx, auth.FromContext(ctx), req.EnvId, req.Id); err != nil {
+	if err := h.notify.DeleteWebhook(ctx, auth.FromContext(ctx), req.EnvId, req.Id); err != nil {
 		return nil, err
 	}
 	return apiserver.DeleteWebhook204Response{}, nil
@@ -67,7 +67,7 @@ func (h *Handlers) DeleteWebhook(ctx context.Context, req apiserver.DeleteWebhoo
 
 // ListWebhookDeliveries lists a webhook's latest delivery attempts.
 func (h *Handlers) ListWebhookDeliveries(ctx context.Context, req apiserver.ListWebhookDeliveriesRequestObject) (apiserver.ListWebhookDeliveriesResponseObject, error) {
-	rows, err := h.core.ListWebhookDeliveries(ctx, auth.FromContext(ctx), req.EnvId, req.Id)
+	rows, err := h.notify.ListWebhookDeliveries(ctx, auth.FromContext(ctx), req.EnvId, req.Id)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package core
+package notify
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
-	"github.com/switchyard/switchyard/server/notify"
 )
 
 // notificationLease is how long a claimed notification stays reserved for
@@ -246,7 +245,7 @@ func (s *Service) deliver(ctx context.Context, claimID uuid.UUID, row db.Notific
 	if err != nil {
 		return cutShort(ctx, err)
 	}
-	var res notify.Result
+	var res Result
 	switch {
 	case row.WebhookID != nil:
 		hook, err := q.GetWebhookByID(ctx, *row.WebhookID)
@@ -287,19 +286,19 @@ func (s *Service) deliver(ctx context.Context, claimID uuid.UUID, row db.Notific
 }
 
 // envelopeOf builds the payload of an outbox row.
-func envelopeOf(ctx context.Context, q *db.Queries, row db.NotificationOutbox) (notify.Envelope, error) {
+func envelopeOf(ctx context.Context, q *db.Queries, row db.NotificationOutbox) (Envelope, error) {
 	where, err := q.GetNotificationContext(ctx, row.EnvironmentID)
 	if err != nil {
-		return notify.Envelope{}, err
+		return Envelope{}, err
 	}
-	e := notify.Envelope{
+	e := Envelope{
 		Event: row.Event, DeliveryID: row.ID, OccurredAt: row.OccurredAt.UTC(),
-		Environment: notify.Ref{ID: where.EnvironmentID, Name: where.EnvironmentName},
-		Project:     notify.Ref{ID: where.ProjectID, Name: where.ProjectName},
+		Environment: Ref{ID: where.EnvironmentID, Name: where.EnvironmentName},
+		Project:     Ref{ID: where.ProjectID, Name: where.ProjectName},
 		Actor:       row.Actor, FlagKey: row.FlagKey, Data: row.Data,
 	}
 	if len(row.Flag) > 0 {
-		var st notify.FlagState
+		var st FlagState
 		if err := json.Unmarshal(row.Flag, &st); err == nil {
 			e.Flag = &st
 		}
@@ -308,7 +307,7 @@ func envelopeOf(ctx context.Context, q *db.Queries, row db.NotificationOutbox) (
 }
 
 // sendWebhook makes one attempt and logs it.
-func (s *Service) sendWebhook(ctx context.Context, q *db.Queries, hook db.Webhook, e notify.Envelope) (db.WebhookDelivery, notify.Result, error) {
+func (s *Service) sendWebhook(ctx context.Context, q *db.Queries, hook db.Webhook, e Envelope) (db.WebhookDelivery, Result, error) {
 	secret := ""
 	if hook.Secret != nil {
 		secret = *hook.Secret
@@ -331,7 +330,7 @@ func (s *Service) sendWebhook(ctx context.Context, q *db.Queries, hook db.Webhoo
 
 // sendChat makes one attempt and logs it; the test route uses it too, so a
 // test message takes the real delivery path.
-func (s *Service) sendChat(ctx context.Context, q *db.Queries, ig db.ChatIntegration, e notify.Envelope) (db.ChatDelivery, notify.Result, error) {
+func (s *Service) sendChat(ctx context.Context, q *db.Queries, ig db.ChatIntegration, e Envelope) (db.ChatDelivery, Result, error) {
 	res := s.notifier.SendChat(ctx, ig.Kind, ig.WebhookURL, e)
 	if err := ctx.Err(); err != nil {
 		return db.ChatDelivery{}, res, err // shutting down, or the claim was lost: not an attempt

@@ -1,4 +1,4 @@
-package core
+package notify
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -135,7 +134,7 @@ func checkWebhook(name, url string) error {
 	if strings.TrimSpace(url) == "" {
 		return apperr.Field("url", "must not be empty")
 	}
-	if msg := notify.ValidWebhookURL(url); msg != "" {
+	if msg := ValidWebhookURL(url); msg != "" {
 		return apperr.Field("url", msg)
 	}
 	return nil
@@ -166,7 +165,7 @@ func (s *Service) CreateIntegration(ctx context.Context, p *auth.Principal, envI
 	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
 		return db.ChatIntegration{}, err
 	}
-	if in.Kind != notify.KindSlack && in.Kind != notify.KindTeams {
+	if in.Kind != KindSlack && in.Kind != KindTeams {
 		return db.ChatIntegration{}, apperr.Field("kind", "must be slack or teams")
 	}
 	if err := checkIntegration(in.Name, in.WebhookURL, in.Events); err != nil {
@@ -276,7 +275,7 @@ func (s *Service) TestIntegration(ctx context.Context, p *auth.Principal, envID,
 		return db.ChatDelivery{}, err
 	}
 	e, err := envelopeOf(ctx, q, db.NotificationOutbox{
-		ID: uuid.New(), EnvironmentID: envID, Event: notify.EventTest, Actor: p.Actor(),
+		ID: uuid.New(), EnvironmentID: envID, Event: EventTest, Actor: p.Actor(),
 		Data: []byte(`{"message":"Switchyard can reach this channel"}`), OccurredAt: s.now(),
 	})
 	if err != nil {
@@ -290,11 +289,11 @@ func checkIntegration(name, url string, events []string) error {
 	if strings.TrimSpace(name) == "" {
 		return apperr.Field("name", "must not be empty")
 	}
-	if msg := notify.ValidChatURL(url); msg != "" {
+	if msg := ValidChatURL(url); msg != "" {
 		return apperr.Field("webhook_url", msg)
 	}
 	for i, e := range events {
-		if !slices.Contains(notify.Events, e) {
+		if !slices.Contains(Events, e) {
 			return apperr.Field(fmt.Sprintf("events.%d", i), fmt.Sprintf("%q is not a notification event", e))
 		}
 	}
