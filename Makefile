@@ -25,7 +25,7 @@ FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./serv
 FUZZTIME ?= 300000x
 
 .PHONY: help generate check-generated vet-sql build build-server build-web services run test test-short \
-	test-go test-web test-e2e fuzz lint lint-api tidy-check migration ci
+	test-go test-web test-e2e fuzz lint lint-api sizes tidy-check migration ci
 
 help: ## Show this list of targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -120,6 +120,9 @@ lint-api: ## Lint api/openapi.yaml with Redocly and Spectral (api/.spectral.yaml
 	$(REDOCLY) lint api/openapi.yaml
 	$(SPECTRAL) lint --ruleset api/.spectral.yaml --fail-severity warn api/openapi.yaml
 
+sizes: ## Lines per package and methods per type (hand-written, non-test Go); fails past 3,000 lines or 45 methods (httpapi excepted)
+	bash .ci/sizes.sh
+
 tidy-check: ## Fail if go.mod/go.sum are not tidy
 	go mod tidy -diff
 	cd server/ofrep/providertest && go mod tidy -diff
@@ -133,7 +136,7 @@ migration: ## Create the next migrations/000NN_NAME.sql (make migration NAME=add
 	printf -- '-- +goose Up\n-- Applied by "goose up"; runs at server start-up.\n\n-- +goose Down\n-- Undoes the Up section.\n' >"$$file"; \
 	echo "created $$file"
 
-ci: check-generated tidy-check lint lint-api test ## Everything CI checks
+ci: check-generated tidy-check lint lint-api sizes test ## Everything CI checks
 
 .PHONY: bench-eval vectors
 
