@@ -960,7 +960,7 @@ type OfrepErrorErrorCode string
 
 // OfrepRequest defines model for OfrepRequest.
 type OfrepRequest struct {
-	// Context `targetingKey` (string) is the user key; every other string, number or boolean entry is an attribute. Absent or empty: an anonymous evaluation.
+	// Context `targetingKey` (string) is the user key; every other string, number or boolean entry is an attribute. Absent or empty: an anonymous evaluation. Anything but an object, `null` included, answers 400 `INVALID_CONTEXT`.
 	Context *map[string]interface{} `json:"context,omitempty"`
 }
 

@@ -101,7 +101,15 @@ func checkUserAndContext(p *batchProblems, i int, user *string, ctx json.RawMess
 
 // decodeBatch decodes a JSON array; a body that is not an array is
 // malformed (400), an item field of the wrong type breaks a rule (422).
+//
+// These bodies skip the document's schema pass, so this is the one place
+// their top-level type is checked. encoding/json alone does not do it: it
+// decodes null into a nil slice without an error, which would store an
+// empty batch. Looking at the first byte keeps it to one parse.
 func decodeBatch(body []byte, into any) error {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] != '[' {
+		return apperr.E(apperr.BadRequest, "the body must be a JSON array")
+	}
 	err := json.Unmarshal(body, into)
 	var typeErr *json.UnmarshalTypeError
 	var timeErr *time.ParseError

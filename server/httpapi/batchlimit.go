@@ -18,8 +18,8 @@ var batchOperations = map[string]bool{"ingestImpressions": true, "ingestEvents":
 // items before the body is validated or decoded: it counts the array's
 // elements as a token stream and stops at the first one too many. The
 // contract wants 413 here, not the 422 a maxItems in the document would
-// give. Bodies that are not a JSON array pass on unchanged, for the
-// validator to reject. Runs after findRoute.
+// give. Bodies that are not a JSON array pass on unchanged, for decodeBatch
+// to reject (the validator skips these bodies). Runs after findRoute.
 func limitBatch(errs errorWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

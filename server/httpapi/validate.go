@@ -304,8 +304,14 @@ func fromSchemaError(se *openapi3.SchemaError) *apperr.Error {
 		}
 	}
 	if field == "" {
-		if se.SchemaField == "type" {
+		switch se.SchemaField {
+		case "type":
 			return apperr.Wrap(apperr.BadRequest, "request body has the wrong JSON type: "+reason, se)
+		case "nullable":
+			// kin-openapi reports null against a schema that does not allow
+			// it as a nullable violation, not a type mismatch; for the body
+			// as a whole it is the same mistake.
+			return apperr.Wrap(apperr.BadRequest, "request body has the wrong JSON type: null", se)
 		}
 		field = "body"
 	}

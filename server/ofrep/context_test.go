@@ -13,10 +13,9 @@ import (
 // an invalid context.
 func TestParseContext(t *testing.T) {
 	for body, want := range map[string]evalContext{
-		``:                 {},
-		`{}`:               {},
-		`{"context":null}`: {},
-		`{"other":1}`:      {},
+		``:            {},
+		`{}`:          {},
+		`{"other":1}`: {},
 		`{"context":{"targetingKey":"u1","plan":"pro","age":30,"beta":true,"nested":{"a":1},"list":[1],"nothing":null}}`: {
 			user: "u1", attrs: map[string]any{"plan": "pro", "age": 30.0, "beta": true}},
 		`{"context":{"targetingKey":7,"plan":"pro"}}`: {attrs: map[string]any{"plan": "pro"}},
@@ -30,10 +29,20 @@ func TestParseContext(t *testing.T) {
 			t.Errorf("%s = %+v, want %+v", body, got, want)
 		}
 	}
-	for _, body := range []string{`[1]`, `"x"`, `{"context":"x"}`, `{"context":[1]}`, `{"context":{`, `{"context":{}} x`} {
+	for _, body := range []string{
+		`[1]`, `"x"`, `null`, `42`, `true`, `{"context":"x"}`, `{"context":[1]}`, `{"context":{`, `{"context":{}} x`,
+		`{"context":null}`, `{"Context":null}`, ` { "context" : null } `, `{"context":{"a":1},"context":null}`, `{"context":null,"context":{"a":1}}`,
+	} {
 		var bad errInvalidContext
 		if _, err := parseContext([]byte(body)); !errors.As(err, &bad) {
 			t.Errorf("%s: err %v, want an invalid context", body, err)
+		}
+	}
+	// A null context is refused like any other context that is not an
+	// object, in the same words.
+	for _, body := range []string{`{"context":null}`, `{"context":"x"}`, `{"context":[1]}`, `{"a":{"b":[1,"\u0041"]},"context":null}`} {
+		if _, err := parseContext([]byte(body)); err == nil || err.Error() != "context must be a JSON object" {
+			t.Errorf("%s: err %v, want \"context must be a JSON object\"", body, err)
 		}
 	}
 }
@@ -43,7 +52,6 @@ func TestScanContextReadsProviderBodies(t *testing.T) {
 	for _, body := range []string{
 		benchBody,
 		`{}`,
-		`{"context":null}`,
 		`{"context":{}}`,
 		`{"context":{"targetingKey":"user-42"}}`,
 		"{\n  \"context\": {\n    \"targetingKey\": \"b0a7\",\n    \"email\": \"a@example.com\",\n    \"age\": -3.5e2,\n    \"admin\": false,\n    \"tag\": null\n  }\n}",

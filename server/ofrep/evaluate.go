@@ -77,9 +77,10 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffe
 // parseContext reads {"context": {...}} (extensions.md, Request):
 // targetingKey, when a non-empty string, is the user key; every other entry
 // whose value is a string, number or boolean is an attribute; other values
-// are ignored. No body, no context or a null context is an anonymous
-// evaluation without attributes. The bodies providers send are read by
-// scanContext in one pass; whatever it declines, encoding/json decides.
+// are ignored. No body or no context is an anonymous evaluation without
+// attributes; a context that is not an object, null included, is invalid.
+// The bodies providers send are read by scanContext in one pass; whatever it
+// declines, encoding/json decides.
 func parseContext(raw []byte) (evalContext, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -92,26 +93,26 @@ func parseContext(raw []byte) (evalContext, error) {
 }
 
 // decodeContext is parseContext with encoding/json, for any non-empty,
-// trimmed body: the reference scanContext must agree with. The body is
-// decoded once, straight into the attribute map.
+// trimmed body: the reference scanContext must agree with. The context is
+// decoded straight into the attribute map (contextMember).
 func decodeContext(raw []byte) (evalContext, error) {
 	var body struct {
-		Context *map[string]any `json:"context"` // nil when absent or null
+		Context contextMember `json:"context"`
 	}
 	if raw[0] != '{' {
 		return evalContext{}, errInvalidContext("the request body must be a JSON object")
 	}
 	if err := json.Unmarshal(raw, &body); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field == "context" {
+		if errors.As(err, &typeErr) && typeErr.Field == "context" || errors.Is(err, errContextNull) {
 			return evalContext{}, errInvalidContext("context must be a JSON object")
 		}
 		return evalContext{}, errInvalidContext("the request body is not valid JSON: " + err.Error())
 	}
-	if body.Context == nil {
-		return evalContext{}, nil
+	if body.Context.attrs == nil {
+		return evalContext{}, nil // absent
 	}
-	attrs := *body.Context
+	attrs := body.Context.attrs
 	var c evalContext
 	for k, v := range attrs {
 		if k == "targetingKey" {
@@ -127,6 +128,27 @@ func decodeContext(raw []byte) (evalContext, error) {
 	}
 	c.attrs = attrs
 	return c, nil
+}
+
+// contextMember is the body's context as encoding/json decodes it. A
+// pointer field cannot tell null from absent, and only absent is allowed,
+// so null is an error here. Anything else goes straight into the map (a
+// repeated context merges into it, as encoding/json merges objects).
+type contextMember struct {
+	attrs map[string]any
+}
+
+// errContextNull is a context that is JSON null.
+var errContextNull = errors.New("context is null")
+
+func (c *contextMember) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return errContextNull
+	}
+	if c.attrs == nil {
+		c.attrs = map[string]any{}
+	}
+	return json.Unmarshal(b, &c.attrs)
 }
 
 // result is one flag's evaluation as OFREP shows it.

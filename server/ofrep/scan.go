@@ -59,15 +59,12 @@ func scanContext(raw []byte) (evalContext, bool) {
 	}
 }
 
-// contextValue reads the context: null, or an object of scalars. The result
-// is what parseContext's reflection path gives: the last targetingKey
-// decides the user, the last value of each key decides its attribute, and
-// non-scalar values are dropped.
+// contextValue reads the context: an object of scalars. The result is what
+// parseContext's reflection path gives: the last targetingKey decides the
+// user, the last value of each key decides its attribute, and non-scalar
+// values are dropped. Anything else, null included, is declined: it is an
+// invalid context, which decodeContext words.
 func (s *scanner) contextValue() (evalContext, bool) {
-	s.space()
-	if s.literal("null") {
-		return evalContext{}, true
-	}
 	if !s.byte('{') {
 		return evalContext{}, false
 	}

@@ -1883,10 +1883,10 @@ export interface components {
             require_approval: boolean;
         };
         OfrepRequest: {
-            /** @description `targetingKey` (string) is the user key; every other string, number or boolean entry is an attribute. Absent or empty: an anonymous evaluation. */
+            /** @description `targetingKey` (string) is the user key; every other string, number or boolean entry is an attribute. Absent or empty: an anonymous evaluation. Anything but an object, `null` included, answers 400 `INVALID_CONTEXT`. */
             context?: {
                 [key: string]: unknown;
-            } | null;
+            };
         };
         OfrepResult: {
             key: string;
