@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -110,17 +109,4 @@ func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, wan
 		return nil, fmt.Errorf("list readable environments: %w", err)
 	}
 	return ids, nil
-}
-
-// RevokedCredential returns the credential reference (auth.SDKKeyRef and
-// friends) an OpRevoke event names. A bare number is an SDK key id, as
-// instances before migration 00007 wrote and published them.
-func RevokedCredential(e bus.Event) (string, bool) {
-	if e.Op != bus.OpRevoke || e.Key == "" {
-		return "", false
-	}
-	if id, err := strconv.ParseInt(e.Key, 10, 64); err == nil {
-		return auth.SDKKeyRef(id), true
-	}
-	return e.Key, true
 }

@@ -51,8 +51,8 @@ func safeMethod(method string) bool {
 }
 
 // credentialsOf reads the bearer value and the session cookie of r.
-func credentialsOf(r *http.Request) core.Credentials {
-	var c core.Credentials
+func credentialsOf(r *http.Request) auth.Credentials {
+	var c auth.Credentials
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		c.Bearer = strings.TrimSpace(h[7:])
 	} else if h != "" {

@@ -152,7 +152,7 @@ func (h snapshotHandler) serve(w http.ResponseWriter, r *http.Request) (int, err
 	if creds.Bearer == "" && creds.Cookie != "" {
 		return 0, apperr.E(apperr.BadRequest, "the snapshot needs an SDK key in the Authorization header; session cookies are not supported")
 	}
-	p, err := h.core.Authenticate(r.Context(), core.Credentials{Bearer: creds.Bearer})
+	p, err := h.core.Authenticate(r.Context(), auth.Credentials{Bearer: creds.Bearer})
 	if err != nil {
 		return 0, err
 	}

@@ -23,12 +23,11 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 )
 
 // Authenticator resolves a request's credentials; *core.Service implements it.
 type Authenticator interface {
-	Authenticate(ctx context.Context, c core.Credentials) (*auth.Principal, error)
+	Authenticate(ctx context.Context, c auth.Credentials) (*auth.Principal, error)
 }
 
 // Environment is one environment's flags at one moment: compiled for
@@ -194,7 +193,7 @@ func (h *Handler) authenticate(r *http.Request) (*auth.Principal, error) {
 	} else if v := r.Header.Get("X-API-Key"); v != "" {
 		key = strings.TrimSpace(v)
 	}
-	creds := core.Credentials{Bearer: key}
+	creds := auth.Credentials{Bearer: key}
 	if key == "" {
 		if c, err := r.Cookie(auth.SessionCookieName); err == nil {
 			creds.Cookie = c.Value
