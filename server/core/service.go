@@ -6,33 +6,27 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/notify"
 )
 
 // Service runs Switchyard's business operations against the database.
 type Service struct {
-	pool         *pgxpool.Pool
-	logger       *slog.Logger
-	now          func() time.Time
-	legacySDKKey string
-	sealer       *auth.Sealer
-	bus          bus.Publisher
-	keys         *keyCache
-	notifier     *notify.Client
-	backoff      []time.Duration
-	lease        time.Duration
+	pool     *pgxpool.Pool
+	logger   *slog.Logger
+	now      func() time.Time
+	bus      bus.Publisher
+	notifier *notify.Client
+	backoff  []time.Duration
+	lease    time.Duration
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
-	Logger       *slog.Logger     // discarded when nil
-	Now          func() time.Time // the clock (lockouts, sessions, schedules); time.Now when nil
-	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
-	Sealer       *auth.Sealer     // seals session cookies; required for sessions
-	Bus          bus.Publisher    // where committed changes are announced; none when nil
-	Notifier     *notify.Client   // sends webhooks and chat alerts; a default client when nil
+	Logger   *slog.Logger     // discarded when nil
+	Now      func() time.Time // the clock (schedules, change log retention); time.Now when nil
+	Bus      bus.Publisher    // where committed changes are announced; none when nil
+	Notifier *notify.Client   // sends webhooks and chat alerts; a default client when nil
 	// NotifyBackoff is the wait before each retry of a failed webhook or chat
 	// delivery; notify.DefaultBackoff (1 s, 5 s, 15 s) when nil. Tests shorten it.
 	NotifyBackoff []time.Duration
@@ -44,7 +38,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus,
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus,
 		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff, lease: cfg.NotifyLease}
 	if s.notifier == nil {
 		s.notifier = notify.NewClient(notify.Config{})
