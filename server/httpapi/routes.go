@@ -87,7 +87,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if keepAlive <= 0 {
 		keepAlive = 15 * time.Second
 	}
-	root.Path("/stream").Methods(http.MethodGet).Handler(streamHandler{core: cfg.Core, identity: cfg.Identity, hub: cfg.Hub, errs: errs, keepAlive: keepAlive})
+	root.Path("/stream").Methods(http.MethodGet).Handler(streamHandler{identity: cfg.Identity, hub: cfg.Hub, errs: errs, keepAlive: keepAlive})
 	root.Path("/flags/snapshot").Methods(http.MethodGet, http.MethodOptions).Handler(snapshotHandler{
 		identity: cfg.Identity, hub: cfg.Hub, errs: errs,
 		counted: func(status int) { cfg.Metrics.SnapshotRequests.WithLabelValues(strconv.Itoa(status)).Inc() },

@@ -13,7 +13,6 @@ import (
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/etag"
 	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/sse"
@@ -26,7 +25,6 @@ const writeTimeout = 10 * time.Second
 
 // streamHandler serves GET /stream (spec, Events: Stream events).
 type streamHandler struct {
-	core      *core.Service
 	identity  *identity.Service
 	hub       *stream.Hub
 	errs      errorWriter
@@ -54,7 +52,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		want = &id
 	}
-	envs, err := h.core.StreamEnvironments(ctx, p, want)
+	envs, err := h.identity.StreamEnvironments(ctx, p, want)
 	if err != nil {
 		h.errs.write(w, r, err)
 		return
