@@ -5,7 +5,7 @@
 // §16): it reads the stream hub's in-memory, segment-expanded flags through
 // the small Flags interface and evaluates them with sdkgo/eval, the one
 // evaluator, so a flag gives the same value here as in the Go SDK. Nothing on
-// the evaluation path touches the database: authentication uses core's SDK
+// the evaluation path touches the database: authentication uses identity's SDK
 // key cache, and exposures are handed to a bounded queue.
 package ofrep
 
@@ -25,7 +25,7 @@ import (
 	"github.com/switchyard/switchyard/server/auth"
 )
 
-// Authenticator resolves a request's credentials; *core.Service implements it.
+// Authenticator resolves a request's credentials; *identity.Service implements it.
 type Authenticator interface {
 	Authenticate(ctx context.Context, c auth.Credentials) (*auth.Principal, error)
 }
@@ -58,7 +58,7 @@ type Flags interface {
 	Watch(ctx context.Context, envID uuid.UUID, creds []string) (Watch, error)
 }
 
-// Keys finds the key an event-stream token names; *core.Service implements it.
+// Keys finds the key an event-stream token names; *identity.Service implements it.
 type Keys interface {
 	SDKKeyPrincipal(ctx context.Context, keyID int64, envID uuid.UUID) (*auth.Principal, error)
 }
