@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/httpapi"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/ofrep"
@@ -148,8 +149,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			rt.close()
 		}
 	}()
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus})
-	if err := svc.Seed(startCtx, core.SeedConfig{
+	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus})
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, Bus: rt.bus})
+	if err := idSvc.Seed(startCtx, identity.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,
 		AdminPassword: cfg.AdminPassword,
@@ -165,16 +167,16 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	meas := measure.New(pool, measure.Config{Logger: logger, Now: o.now, MaxTail: maxTail,
 		GateWaited: rt.metrics.IngestGateWaits.Inc, GateOverflowed: rt.metrics.IngestGateOverflows.Inc})
 
-	if err := rt.startHub(startCtx, svc, logger); err != nil {
+	if err := rt.startHub(startCtx, svc, idSvc, logger); err != nil {
 		return nil, err
 	}
 	rt.exposures = ofrep.NewExposures(meas, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
-		Core: svc, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
+		Core: svc, Identity: idSvc, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
 		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
 		OFREP: &ofrep.Config{
-			Auth: svc, Flags: hubFlags{rt.hub}, Keys: svc, Exposures: rt.exposures,
+			Auth: idSvc, Flags: hubFlags{rt.hub}, Keys: idSvc, Exposures: rt.exposures,
 			TokenSecret: cfg.SessionSecret, Logger: logger, KeepAlive: o.keepAlive,
 		},
 		Ping: pool.Ping, Unreachable: store.Unreachable,

@@ -8,6 +8,7 @@ import (
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/metrics"
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/stream"
@@ -65,10 +66,11 @@ func newRealtime(cfg config.Config, logger *slog.Logger, o realtimeOptions) (*re
 	return rt, nil
 }
 
-// startHub starts the stream hub on svc and feeds it every bus event.
-func (rt *realtime) startHub(ctx context.Context, svc *core.Service, logger *slog.Logger) error {
+// startHub starts the stream hub on svc and feeds it every bus event; idSvc
+// sees each one first, to forget the credentials it ends.
+func (rt *realtime) startHub(ctx context.Context, svc *core.Service, idSvc *identity.Service, logger *slog.Logger) error {
 	rt.hub = stream.New(svc, stream.Config{
-		Logger: logger, Metrics: rt.metrics, PollInterval: rt.opts.pollInterval, OnEvent: svc.Invalidate,
+		Logger: logger, Metrics: rt.metrics, PollInterval: rt.opts.pollInterval, OnEvent: idSvc.Invalidate,
 	})
 	if err := rt.hub.Start(ctx); err != nil {
 		return err

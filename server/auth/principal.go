@@ -19,6 +19,13 @@ const (
 	KindSDKKey                 // an SDK key, bound to one environment
 )
 
+// Credentials are what a request presented: an Authorization bearer value
+// and a session cookie value. Bearer wins when both are present.
+type Credentials struct {
+	Bearer string
+	Cookie string
+}
+
 // Principal is who is making a request, resolved once per request by the
 // authentication middleware and re-read from the database every time, so
 // role changes, deletions and revocations apply to the very next request.
@@ -103,6 +110,19 @@ func ParseSDKKeyRef(ref string) (int64, bool) {
 	}
 	id, err := strconv.ParseInt(rest, 10, 64)
 	return id, err == nil
+}
+
+// RevokedRef returns the credential reference (SDKKeyRef and friends) that
+// key, the Key of an OpRevoke event, names. A bare number is an SDK key id,
+// as instances before migration 00007 wrote and published them.
+func RevokedRef(key string) (string, bool) {
+	if key == "" {
+		return "", false
+	}
+	if id, err := strconv.ParseInt(key, 10, 64); err == nil {
+		return SDKKeyRef(id), true
+	}
+	return key, true
 }
 
 // CredentialRefs lists the references whose revocation ends what p

@@ -74,7 +74,7 @@ func lockPendingChangeRequest(ctx context.Context, q *db.Queries, envID uuid.UUI
 // updated flag (spec, States: pending -> approved). Editors and admins may
 // approve, never the requester (403).
 func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64) (eval.Flag, error) {
-	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return eval.Flag{}, err
@@ -122,7 +122,7 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 // RejectChangeRequest rejects a pending change request, storing the
 // optional reason; the flag is untouched (spec, States: pending -> rejected).
 func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64, reason *string) error {
-	return store.AdaptError(s.tx(ctx, func(q *db.Queries) error {
+	return store.AdaptError(store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, en
 // requester or a workspace admin may; for anyone else, and for a request
 // that is not pending, it does not exist (404).
 func (s *Service) CancelChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64) error {
-	return store.AdaptError(s.tx(ctx, func(q *db.Queries) error {
+	return store.AdaptError(store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		env, err := access.Env(ctx, q, p, envID, access.Read)
 		if err != nil {
 			return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
-	"github.com/switchyard/switchyard/server/access"
-	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 )
 
@@ -83,44 +80,4 @@ func (s *Service) ChangesSince(ctx context.Context, seq int64, limit int32) ([]C
 // PruneChangeLog deletes change log entries older than an hour.
 func (s *Service) PruneChangeLog(ctx context.Context) (int64, error) {
 	return db.New(s.pool).PruneChangeLog(ctx, s.now().Add(-changeLogRetention))
-}
-
-// StreamEnvironments returns the environments a stream of p carries: an
-// SDK key's own; for a user (cookie or token) every environment they can
-// read, or only want when given (decisions.md, Identity: /stream).
-func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, want *uuid.UUID) ([]uuid.UUID, error) {
-	q := db.New(s.pool)
-	if err := access.RequireServerKey(p); err != nil {
-		return nil, err
-	}
-	if p.Kind == auth.KindSDKKey {
-		if want != nil && *want != p.EnvironmentID {
-			return nil, access.ErrEnvNotFound
-		}
-		return []uuid.UUID{p.EnvironmentID}, nil
-	}
-	if want != nil {
-		if _, err := access.Env(ctx, q, p, *want, access.Read); err != nil {
-			return nil, err
-		}
-		return []uuid.UUID{*want}, nil
-	}
-	ids, err := q.ListReadableEnvironmentIDs(ctx, db.ListReadableEnvironmentIDsParams{IsWorkspaceAdmin: p.WorkspaceAdmin(), UserID: p.UserID})
-	if err != nil {
-		return nil, fmt.Errorf("list readable environments: %w", err)
-	}
-	return ids, nil
-}
-
-// RevokedCredential returns the credential reference (auth.SDKKeyRef and
-// friends) an OpRevoke event names. A bare number is an SDK key id, as
-// instances before migration 00007 wrote and published them.
-func RevokedCredential(e bus.Event) (string, bool) {
-	if e.Op != bus.OpRevoke || e.Key == "" {
-		return "", false
-	}
-	if id, err := strconv.ParseInt(e.Key, 10, 64); err == nil {
-		return auth.SDKKeyRef(id), true
-	}
-	return e.Key, true
 }

@@ -72,7 +72,7 @@ func (s *Service) PutFlag(ctx context.Context, p *auth.Principal, envID uuid.UUI
 	if err := json.Unmarshal(body, &in); err != nil {
 		return eval.Flag{}, apperr.Wrap(apperr.Invalid, "the flag does not fit the Flag schema", err)
 	}
-	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return eval.Flag{}, err
@@ -139,7 +139,7 @@ type PatchResult struct {
 // it as a change request while the environment requires approval (spec,
 // States: Change request).
 func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, patch json.RawMessage) (PatchResult, error) {
-	res, err := txV(ctx, s, func(q *db.Queries) (PatchResult, error) {
+	res, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (PatchResult, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return PatchResult{}, err
@@ -252,7 +252,7 @@ func applyFlagPatch(ctx context.Context, q *db.Queries, envID uuid.UUID, current
 
 // DeleteFlag deletes a flag; refused while the environment requires approval.
 func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) error {
-	err := s.tx(ctx, func(q *db.Queries) error {
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return err
@@ -285,7 +285,7 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 // allowed without approval. Archiving an archived flag changes nothing.
 func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, archived bool) (eval.Flag, error) {
 	var changed bool
-	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return eval.Flag{}, err
@@ -330,7 +330,7 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 // the same or another project the caller can write, atomically, and returns
 // it as it now exists there (spec, Flags: promote).
 func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, targetID uuid.UUID) (eval.Flag, error) {
-	out, err := txV(ctx, s, func(q *db.Queries) (eval.Flag, error) {
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
 		src, err := access.Env(ctx, q, p, envID, access.Read)
 		if err != nil {
 			return eval.Flag{}, err

@@ -45,7 +45,7 @@ func (s *Service) ListScheduledChanges(ctx context.Context, p *auth.Principal, e
 // flag is 404, an environment requiring approval 409, scheduled_at more than
 // 30 s in the past 422.
 func (s *Service) CreateScheduledChange(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, at time.Time, patch json.RawMessage) (db.ScheduledChange, error) {
-	out, err := txV(ctx, s, func(q *db.Queries) (db.ScheduledChange, error) {
+	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ScheduledChange, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return db.ScheduledChange{}, err

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/internal/testenv"
 )
 
@@ -18,7 +19,7 @@ func seeded(t *testing.T, cfg core.Config) (*core.Service, *pgxpool.Pool, uuid.U
 	ctx := context.Background()
 	pool := testenv.Pool(t)
 	svc := core.New(pool, cfg)
-	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
+	if err := identity.New(pool, identity.Config{}).Seed(ctx, identity.SeedConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	var env uuid.UUID

@@ -61,7 +61,7 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 	if err != nil {
 		return db.Segment{}, err
 	}
-	seg, err := txV(ctx, s, func(q *db.Queries) (db.Segment, error) {
+	seg, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Segment, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return db.Segment{}, err
@@ -78,7 +78,7 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 // re-broadcasts every flag that references it (spec, Segment).
 func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, in SegmentInput) (db.Segment, error) {
 	var events []bus.Event
-	seg, err := txV(ctx, s, func(q *db.Queries) (db.Segment, error) {
+	seg, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Segment, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return db.Segment{}, err
@@ -131,7 +131,7 @@ func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uui
 // referenced it, now without the segment's rules.
 func (s *Service) DeleteSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) error {
 	var events []bus.Event
-	err := s.tx(ctx, func(q *db.Queries) error {
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
 			return err

@@ -6,33 +6,27 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 )
 
 // Service runs Switchyard's business operations against the database.
 type Service struct {
-	pool         *pgxpool.Pool
-	logger       *slog.Logger
-	now          func() time.Time
-	legacySDKKey string
-	sealer       *auth.Sealer
-	bus          bus.Publisher
-	keys         *keyCache
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+	now    func() time.Time
+	bus    bus.Publisher
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
-	Logger       *slog.Logger     // discarded when nil
-	Now          func() time.Time // the clock (lockouts, sessions, schedules); time.Now when nil
-	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
-	Sealer       *auth.Sealer     // seals session cookies; required for sessions
-	Bus          bus.Publisher    // where committed changes are announced; none when nil
+	Logger *slog.Logger     // discarded when nil
+	Now    func() time.Time // the clock (schedules); time.Now when nil
+	Bus    bus.Publisher    // where committed changes are announced; none when nil
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -6,15 +6,15 @@ import (
 
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 // authenticator resolves the principal of every API request whose operation
 // the document does not mark public (`security: []`), and applies the CSRF
 // header rule to cookie-authenticated state-changing requests.
 type authenticator struct {
-	core *core.Service
-	errs errorWriter
+	identity *identity.Service
+	errs     errorWriter
 }
 
 func (a authenticator) middleware(next http.Handler) http.Handler {
@@ -24,7 +24,7 @@ func (a authenticator) middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, err := a.core.Authenticate(r.Context(), credentialsOf(r))
+		p, err := a.identity.Authenticate(r.Context(), credentialsOf(r))
 		if err != nil {
 			a.errs.write(w, r, err)
 			return
@@ -51,8 +51,8 @@ func safeMethod(method string) bool {
 }
 
 // credentialsOf reads the bearer value and the session cookie of r.
-func credentialsOf(r *http.Request) core.Credentials {
-	var c core.Credentials
+func credentialsOf(r *http.Request) auth.Credentials {
+	var c auth.Credentials
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		c.Bearer = strings.TrimSpace(h[7:])
 	} else if h != "" {

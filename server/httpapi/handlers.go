@@ -3,15 +3,17 @@ package httpapi
 import (
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/notify"
 )
 
 // Handlers implements the generated strict server interface. Each method
-// converts the request, calls one core (control plane) or measure
+// converts the request, calls one core (control plane), identity or measure
 // (measurement) method and converts the result.
 type Handlers struct {
 	core         *core.Service
+	identity     *identity.Service
 	measure      *measure.Service
 	notify       *notify.Service
 	cookieSecure bool // the session cookie's Secure flag (COOKIE_SECURE)

@@ -5,12 +5,12 @@ import (
 
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 // Login checks the credentials and sets the session cookie.
 func (h *Handlers) Login(ctx context.Context, req apiserver.LoginRequestObject) (apiserver.LoginResponseObject, error) {
-	sess, err := h.core.Login(ctx, req.Body.Email, req.Body.Password)
+	sess, err := h.identity.Login(ctx, req.Body.Email, req.Body.Password)
 	if err != nil {
 		return nil, err
 	}
@@ -20,7 +20,7 @@ func (h *Handlers) Login(ctx context.Context, req apiserver.LoginRequestObject) 
 
 // Logout ends the session and clears the cookie.
 func (h *Handlers) Logout(ctx context.Context, _ apiserver.LogoutRequestObject) (apiserver.LogoutResponseObject, error) {
-	if err := h.core.Logout(ctx, auth.FromContext(ctx)); err != nil {
+	if err := h.identity.Logout(ctx, auth.FromContext(ctx)); err != nil {
 		return nil, err
 	}
 	cleared := auth.SessionCookie("", -1, h.cookieSecure)
@@ -29,7 +29,7 @@ func (h *Handlers) Logout(ctx context.Context, _ apiserver.LogoutRequestObject) 
 
 // GetCurrentUser answers who is logged in.
 func (h *Handlers) GetCurrentUser(ctx context.Context, _ apiserver.GetCurrentUserRequestObject) (apiserver.GetCurrentUserResponseObject, error) {
-	u, err := h.core.Me(ctx, auth.FromContext(ctx))
+	u, err := h.identity.Me(ctx, auth.FromContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +38,11 @@ func (h *Handlers) GetCurrentUser(ctx context.Context, _ apiserver.GetCurrentUse
 
 // SetupWorkspace creates the first admin and logs them in.
 func (h *Handlers) SetupWorkspace(ctx context.Context, req apiserver.SetupWorkspaceRequestObject) (apiserver.SetupWorkspaceResponseObject, error) {
-	in := core.SetupInput{Name: req.Body.Name, Email: string(req.Body.Email), Password: req.Body.Password}
+	in := identity.SetupInput{Name: req.Body.Name, Email: string(req.Body.Email), Password: req.Body.Password}
 	if req.Body.WorkspaceName != nil {
 		in.WorkspaceName = *req.Body.WorkspaceName
 	}
-	sess, err := h.core.Setup(ctx, in)
+	sess, err := h.identity.Setup(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -52,11 +52,11 @@ func (h *Handlers) SetupWorkspace(ctx context.Context, req apiserver.SetupWorksp
 
 // sessionCookie lives as long as a new session: the contract's Max-Age is
 // exactly 7 days, not what remains after a slow request.
-func (h *Handlers) sessionCookie(sess core.Session) string {
+func (h *Handlers) sessionCookie(sess identity.Session) string {
 	return auth.SessionCookie(sess.Cookie, auth.SessionLifetime, h.cookieSecure)
 }
 
-func currentUser(u core.CurrentUser) apiserver.CurrentUser {
+func currentUser(u identity.CurrentUser) apiserver.CurrentUser {
 	return apiserver.CurrentUser{
 		Id: u.ID, Email: u.Email, Name: u.Name, Role: apiserver.Role(u.Role),
 		WorkspaceName: u.WorkspaceName, IsSetupComplete: u.IsSetupComplete,

@@ -10,7 +10,7 @@ import (
 
 // ListMembers answers a project's members with their names and emails.
 func (h *Handlers) ListMembers(ctx context.Context, req apiserver.ListMembersRequestObject) (apiserver.ListMembersResponseObject, error) {
-	members, err := h.core.ListMembers(ctx, auth.FromContext(ctx), req.ProjectId)
+	members, err := h.identity.ListMembers(ctx, auth.FromContext(ctx), req.ProjectId)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (h *Handlers) ListMembers(ctx context.Context, req apiserver.ListMembersReq
 
 // AddMember gives a user a role in a project.
 func (h *Handlers) AddMember(ctx context.Context, req apiserver.AddMemberRequestObject) (apiserver.AddMemberResponseObject, error) {
-	m, err := h.core.AddMember(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.UserId, string(req.Body.Role))
+	m, err := h.identity.AddMember(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.UserId, string(req.Body.Role))
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (h *Handlers) AddMember(ctx context.Context, req apiserver.AddMemberRequest
 
 // UpdateMember changes a member's role.
 func (h *Handlers) UpdateMember(ctx context.Context, req apiserver.UpdateMemberRequestObject) (apiserver.UpdateMemberResponseObject, error) {
-	m, err := h.core.UpdateMember(ctx, auth.FromContext(ctx), req.ProjectId, req.UserId, string(req.Body.Role))
+	m, err := h.identity.UpdateMember(ctx, auth.FromContext(ctx), req.ProjectId, req.UserId, string(req.Body.Role))
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (h *Handlers) UpdateMember(ctx context.Context, req apiserver.UpdateMemberR
 
 // RemoveMember revokes a user's access to a project.
 func (h *Handlers) RemoveMember(ctx context.Context, req apiserver.RemoveMemberRequestObject) (apiserver.RemoveMemberResponseObject, error) {
-	if err := h.core.RemoveMember(ctx, auth.FromContext(ctx), req.ProjectId, req.UserId); err != nil {
+	if err := h.identity.RemoveMember(ctx, auth.FromContext(ctx), req.ProjectId, req.UserId); err != nil {
 		return nil, err
 	}
 	return apiserver.RemoveMember204Response{}, nil

@@ -6,12 +6,12 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 // ListProjects answers the projects the caller may see, newest first.
 func (h *Handlers) ListProjects(ctx context.Context, _ apiserver.ListProjectsRequestObject) (apiserver.ListProjectsResponseObject, error) {
-	projects, err := h.core.ListProjects(ctx, auth.FromContext(ctx))
+	projects, err := h.identity.ListProjects(ctx, auth.FromContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (h *Handlers) ListProjects(ctx context.Context, _ apiserver.ListProjectsReq
 // CreateProject creates a project with its three environments and its
 // Production SDK key, which the answer carries in full.
 func (h *Handlers) CreateProject(ctx context.Context, req apiserver.CreateProjectRequestObject) (apiserver.CreateProjectResponseObject, error) {
-	p, err := h.core.CreateProject(ctx, auth.FromContext(ctx), req.Body.Name)
+	p, err := h.identity.CreateProject(ctx, auth.FromContext(ctx), req.Body.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (h *Handlers) CreateProject(ctx context.Context, req apiserver.CreateProjec
 
 // RenameProject renames a project; its slug follows the new name.
 func (h *Handlers) RenameProject(ctx context.Context, req apiserver.RenameProjectRequestObject) (apiserver.RenameProjectResponseObject, error) {
-	p, err := h.core.RenameProject(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.Name)
+	p, err := h.identity.RenameProject(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -43,13 +43,13 @@ func (h *Handlers) RenameProject(ctx context.Context, req apiserver.RenameProjec
 
 // DeleteProject deletes a project and everything in it.
 func (h *Handlers) DeleteProject(ctx context.Context, req apiserver.DeleteProjectRequestObject) (apiserver.DeleteProjectResponseObject, error) {
-	if err := h.core.DeleteProject(ctx, auth.FromContext(ctx), req.ProjectId); err != nil {
+	if err := h.identity.DeleteProject(ctx, auth.FromContext(ctx), req.ProjectId); err != nil {
 		return nil, err
 	}
 	return apiserver.DeleteProject204Response{}, nil
 }
 
-func projectJSON(p core.ProjectDetail) apiserver.Project {
+func projectJSON(p identity.ProjectDetail) apiserver.Project {
 	envs := make([]apiserver.EnvironmentSummary, len(p.Environments))
 	for i, e := range p.Environments {
 		envs[i] = apiserver.EnvironmentSummary{

@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/metrics"
 	"github.com/switchyard/switchyard/server/notify"
@@ -27,6 +28,7 @@ import (
 // dashboard.
 type Config struct {
 	Core      *core.Service
+	Identity  *identity.Service
 	Measure   *measure.Service
 	Notify    *notify.Service // webhooks and chat integrations
 	Logger    *slog.Logger
@@ -70,7 +72,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, measure: cfg.Measure, notify: cfg.Notify, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})
@@ -87,13 +89,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if keepAlive <= 0 {
 		keepAlive = 15 * time.Second
 	}
-	root.Path("/stream").Methods(http.MethodGet).Handler(streamHandler{core: cfg.Core, hub: cfg.Hub, errs: errs, keepAlive: keepAlive})
+	root.Path("/stream").Methods(http.MethodGet).Handler(streamHandler{identity: cfg.Identity, hub: cfg.Hub, errs: errs, keepAlive: keepAlive})
 	root.Path("/flags/snapshot").Methods(http.MethodGet, http.MethodOptions).Handler(snapshotHandler{
-		core: cfg.Core, hub: cfg.Hub, errs: errs,
+		identity: cfg.Identity, hub: cfg.Hub, errs: errs,
 		counted: func(status int) { cfg.Metrics.SnapshotRequests.WithLabelValues(strconv.Itoa(status)).Inc() },
 	})
 	root.Path("/metrics").Methods(http.MethodGet).Handler(cfg.Metrics.Handler())
-	authn := authenticator{core: cfg.Core, errs: errs}
+	authn := authenticator{identity: cfg.Identity, errs: errs}
 	apiChain := chain(api, limitBody(errs), rejectUnstorableText(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware)
 	var top http.Handler = root
 	if cfg.OFREP != nil {

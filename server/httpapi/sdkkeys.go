@@ -5,12 +5,12 @@ import (
 
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 // ListSdkKeys answers a project's SDK keys, by prefix only.
 func (h *Handlers) ListSdkKeys(ctx context.Context, req apiserver.ListSdkKeysRequestObject) (apiserver.ListSdkKeysResponseObject, error) {
-	keys, err := h.core.ListSDKKeys(ctx, auth.FromContext(ctx), req.ProjectId)
+	keys, err := h.identity.ListSDKKeys(ctx, auth.FromContext(ctx), req.ProjectId)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (h *Handlers) ListSdkKeys(ctx context.Context, req apiserver.ListSdkKeysReq
 // CreateSdkKey creates an SDK key; the answer is the only one carrying its
 // full value.
 func (h *Handlers) CreateSdkKey(ctx context.Context, req apiserver.CreateSdkKeyRequestObject) (apiserver.CreateSdkKeyResponseObject, error) {
-	k, err := h.core.CreateSDKKey(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.Name, req.Body.EnvironmentId, nullableValue(req.Body.Kind))
+	k, err := h.identity.CreateSDKKey(ctx, auth.FromContext(ctx), req.ProjectId, req.Body.Name, req.Body.EnvironmentId, nullableValue(req.Body.Kind))
 	if err != nil {
 		return nil, err
 	}
@@ -41,13 +41,13 @@ func (h *Handlers) CreateSdkKey(ctx context.Context, req apiserver.CreateSdkKeyR
 
 // RevokeSdkKey revokes an SDK key at once.
 func (h *Handlers) RevokeSdkKey(ctx context.Context, req apiserver.RevokeSdkKeyRequestObject) (apiserver.RevokeSdkKeyResponseObject, error) {
-	if err := h.core.RevokeSDKKey(ctx, auth.FromContext(ctx), req.ProjectId, req.Id); err != nil {
+	if err := h.identity.RevokeSDKKey(ctx, auth.FromContext(ctx), req.ProjectId, req.Id); err != nil {
 		return nil, err
 	}
 	return apiserver.RevokeSdkKey204Response{}, nil
 }
 
-func newSDKKeyJSON(k core.NewSDKKey) apiserver.SdkKeyCreated {
+func newSDKKeyJSON(k identity.NewSDKKey) apiserver.SdkKeyCreated {
 	return apiserver.SdkKeyCreated{
 		Id:              k.Key.ID,
 		Name:            k.Key.Name,

@@ -13,8 +13,8 @@ import (
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/etag"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/sse"
 	"github.com/switchyard/switchyard/server/stream"
 )
@@ -25,7 +25,7 @@ const writeTimeout = 10 * time.Second
 
 // streamHandler serves GET /stream (spec, Events: Stream events).
 type streamHandler struct {
-	core      *core.Service
+	identity  *identity.Service
 	hub       *stream.Hub
 	errs      errorWriter
 	keepAlive time.Duration
@@ -38,7 +38,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// For clients that cannot set headers (browser EventSource).
 		creds.Bearer = k
 	}
-	p, err := h.core.Authenticate(ctx, creds)
+	p, err := h.identity.Authenticate(ctx, creds)
 	if err != nil {
 		h.errs.write(w, r, err)
 		return
@@ -52,7 +52,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		want = &id
 	}
-	envs, err := h.core.StreamEnvironments(ctx, p, want)
+	envs, err := h.identity.StreamEnvironments(ctx, p, want)
 	if err != nil {
 		h.errs.write(w, r, err)
 		return
@@ -109,7 +109,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The credential is checked again at every keep-alive, so an
 			// ended session, a deleted token or user, or a lost membership
 			// also ends the stream (SDK key revocations end it at once).
-			if _, err := h.core.Authenticate(ctx, creds); err != nil {
+			if _, err := h.identity.Authenticate(ctx, creds); err != nil {
 				return
 			}
 			if !out.Write([]byte(": keep-alive\n\n")) {
@@ -122,10 +122,10 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // snapshotHandler serves GET /flags/snapshot: every segment-expanded flag of
 // the SDK key's environment, for clients that cannot hold a stream.
 type snapshotHandler struct {
-	core    *core.Service
-	hub     *stream.Hub
-	errs    errorWriter
-	counted func(status int)
+	identity *identity.Service
+	hub      *stream.Hub
+	errs     errorWriter
+	counted  func(status int)
 }
 
 func (h snapshotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -152,7 +152,7 @@ func (h snapshotHandler) serve(w http.ResponseWriter, r *http.Request) (int, err
 	if creds.Bearer == "" && creds.Cookie != "" {
 		return 0, apperr.E(apperr.BadRequest, "the snapshot needs an SDK key in the Authorization header; session cookies are not supported")
 	}
-	p, err := h.core.Authenticate(r.Context(), core.Credentials{Bearer: creds.Bearer})
+	p, err := h.identity.Authenticate(r.Context(), auth.Credentials{Bearer: creds.Bearer})
 	if err != nil {
 		return 0, err
 	}

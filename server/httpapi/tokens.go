@@ -8,12 +8,12 @@ import (
 
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 // ListTokens answers the caller's own tokens, by prefix only.
 func (h *Handlers) ListTokens(ctx context.Context, _ apiserver.ListTokensRequestObject) (apiserver.ListTokensResponseObject, error) {
-	tokens, err := h.core.ListTokens(ctx, auth.FromContext(ctx))
+	tokens, err := h.identity.ListTokens(ctx, auth.FromContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (h *Handlers) ListTokens(ctx context.Context, _ apiserver.ListTokensRequest
 // CreateToken creates a token acting as the caller; the answer is the only
 // one carrying its full value.
 func (h *Handlers) CreateToken(ctx context.Context, req apiserver.CreateTokenRequestObject) (apiserver.CreateTokenResponseObject, error) {
-	t, err := h.core.CreateToken(ctx, auth.FromContext(ctx), core.TokenInput{
+	t, err := h.identity.CreateToken(ctx, auth.FromContext(ctx), identity.TokenInput{
 		Name: req.Body.Name, Scope: string(req.Body.Scope), ExpiresInDays: req.Body.ExpiresInDays,
 	})
 	if err != nil {
@@ -54,7 +54,7 @@ func (h *Handlers) CreateToken(ctx context.Context, req apiserver.CreateTokenReq
 
 // DeleteToken revokes one of the caller's tokens.
 func (h *Handlers) DeleteToken(ctx context.Context, req apiserver.DeleteTokenRequestObject) (apiserver.DeleteTokenResponseObject, error) {
-	if err := h.core.DeleteToken(ctx, auth.FromContext(ctx), req.Id); err != nil {
+	if err := h.identity.DeleteToken(ctx, auth.FromContext(ctx), req.Id); err != nil {
 		return nil, err
 	}
 	return apiserver.DeleteToken204Response{}, nil

@@ -6,12 +6,12 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 // ListUsers answers the workspace's users, newest first.
 func (h *Handlers) ListUsers(ctx context.Context, _ apiserver.ListUsersRequestObject) (apiserver.ListUsersResponseObject, error) {
-	users, err := h.core.ListUsers(ctx, auth.FromContext(ctx))
+	users, err := h.identity.ListUsers(ctx, auth.FromContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func (h *Handlers) ListUsers(ctx context.Context, _ apiserver.ListUsersRequestOb
 
 // CreateUser creates a workspace user.
 func (h *Handlers) CreateUser(ctx context.Context, req apiserver.CreateUserRequestObject) (apiserver.CreateUserResponseObject, error) {
-	u, err := h.core.CreateUser(ctx, auth.FromContext(ctx), core.UserInput{
+	u, err := h.identity.CreateUser(ctx, auth.FromContext(ctx), identity.UserInput{
 		Name: req.Body.Name, Email: string(req.Body.Email), Role: string(req.Body.Role), Password: req.Body.Password,
 	})
 	if err != nil {
@@ -40,7 +40,7 @@ func (h *Handlers) UpdateUser(ctx context.Context, req apiserver.UpdateUserReque
 		r := string(*req.Body.Role)
 		role = &r
 	}
-	u, err := h.core.UpdateUser(ctx, auth.FromContext(ctx), req.Id, core.UserPatch{Name: req.Body.Name, Role: role})
+	u, err := h.identity.UpdateUser(ctx, auth.FromContext(ctx), req.Id, identity.UserPatch{Name: req.Body.Name, Role: role})
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (h *Handlers) UpdateUser(ctx context.Context, req apiserver.UpdateUserReque
 
 // DeleteUser deletes a user with their sessions and tokens.
 func (h *Handlers) DeleteUser(ctx context.Context, req apiserver.DeleteUserRequestObject) (apiserver.DeleteUserResponseObject, error) {
-	if err := h.core.DeleteUser(ctx, auth.FromContext(ctx), req.Id); err != nil {
+	if err := h.identity.DeleteUser(ctx, auth.FromContext(ctx), req.Id); err != nil {
 		return nil, err
 	}
 	return apiserver.DeleteUser204Response{}, nil

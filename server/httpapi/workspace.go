@@ -9,7 +9,7 @@ import (
 // GetWorkspace answers the public workspace summary used by the login and
 // setup screens.
 func (h *Handlers) GetWorkspace(ctx context.Context, _ apiserver.GetWorkspaceRequestObject) (apiserver.GetWorkspaceResponseObject, error) {
-	info, err := h.core.WorkspaceInfo(ctx)
+	info, err := h.identity.WorkspaceInfo(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/internal/testenv"
 	"github.com/switchyard/switchyard/server/measure"
 )
@@ -19,7 +19,7 @@ func seeded(t testing.TB, cfg measure.Config) (*measure.Service, *pgxpool.Pool, 
 	t.Helper()
 	ctx := context.Background()
 	pool := testenv.Pool(t)
-	if err := core.New(pool, core.Config{}).Seed(ctx, core.SeedConfig{}); err != nil {
+	if err := identity.New(pool, identity.Config{}).Seed(ctx, identity.SeedConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	var env uuid.UUID

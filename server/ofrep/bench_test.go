@@ -12,13 +12,12 @@ import (
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 )
 
 // clientKey authenticates every request as one client key.
 type clientKey struct{ env uuid.UUID }
 
-func (k clientKey) Authenticate(context.Context, core.Credentials) (*auth.Principal, error) {
+func (k clientKey) Authenticate(context.Context, auth.Credentials) (*auth.Principal, error) {
 	return &auth.Principal{Kind: auth.KindSDKKey, Client: true, KeyID: 2, EnvironmentID: k.env}, nil
 }
 

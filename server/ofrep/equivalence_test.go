@@ -15,7 +15,6 @@ import (
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/measure"
 )
 
@@ -29,7 +28,7 @@ func (f fixed) Watch(context.Context, uuid.UUID, []string) (Watch, error) {
 
 type serverKey struct{}
 
-func (serverKey) Authenticate(context.Context, core.Credentials) (*auth.Principal, error) {
+func (serverKey) Authenticate(context.Context, auth.Credentials) (*auth.Principal, error) {
 	return &auth.Principal{Kind: auth.KindSDKKey, KeyID: 1, EnvironmentID: uuid.New()}, nil
 }
 

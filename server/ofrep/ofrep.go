@@ -5,7 +5,7 @@
 // §16): it reads the stream hub's in-memory, segment-expanded flags through
 // the small Flags interface and evaluates them with sdkgo/eval, the one
 // evaluator, so a flag gives the same value here as in the Go SDK. Nothing on
-// the evaluation path touches the database: authentication uses core's SDK
+// the evaluation path touches the database: authentication uses identity's SDK
 // key cache, and exposures are handed to a bounded queue.
 package ofrep
 
@@ -23,12 +23,11 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
 )
 
-// Authenticator resolves a request's credentials; *core.Service implements it.
+// Authenticator resolves a request's credentials; *identity.Service implements it.
 type Authenticator interface {
-	Authenticate(ctx context.Context, c core.Credentials) (*auth.Principal, error)
+	Authenticate(ctx context.Context, c auth.Credentials) (*auth.Principal, error)
 }
 
 // Environment is one environment's flags at one moment: compiled for
@@ -59,7 +58,7 @@ type Flags interface {
 	Watch(ctx context.Context, envID uuid.UUID, creds []string) (Watch, error)
 }
 
-// Keys finds the key an event-stream token names; *core.Service implements it.
+// Keys finds the key an event-stream token names; *identity.Service implements it.
 type Keys interface {
 	SDKKeyPrincipal(ctx context.Context, keyID int64, envID uuid.UUID) (*auth.Principal, error)
 }
@@ -194,7 +193,7 @@ func (h *Handler) authenticate(r *http.Request) (*auth.Principal, error) {
 	} else if v := r.Header.Get("X-API-Key"); v != "" {
 		key = strings.TrimSpace(v)
 	}
-	creds := core.Credentials{Bearer: key}
+	creds := auth.Credentials{Bearer: key}
 	if key == "" {
 		if c, err := r.Cookie(auth.SessionCookieName); err == nil {
 			creds.Cookie = c.Value

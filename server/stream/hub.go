@@ -32,6 +32,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/metrics"
@@ -381,7 +382,7 @@ func (h *Hub) handle(ctx context.Context, e bus.Event) {
 	case bus.OpResync:
 		h.resync(ctx, "the bus may have lost messages")
 	case bus.OpRevoke:
-		if ref, ok := core.RevokedCredential(e); ok {
+		if ref, ok := auth.RevokedRef(e.Key); ok {
 			h.revoke(ref)
 		}
 	case bus.OpUpsert, bus.OpDelete:

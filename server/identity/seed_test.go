@@ -1,4 +1,4 @@
-package core_test
+package identity_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/internal/testenv"
 )
 
@@ -48,11 +48,11 @@ func (b *logBuffer) values(t *testing.T, key string) (vals, levels []string) {
 	return vals, levels
 }
 
-func newService(t *testing.T) (*core.Service, *pgxpool.Pool, *logBuffer) {
+func newService(t *testing.T) (*identity.Service, *pgxpool.Pool, *logBuffer) {
 	t.Helper()
 	pool := testenv.Pool(t)
 	logs := &logBuffer{}
-	return core.New(pool, core.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}), pool, logs
+	return identity.New(pool, identity.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))}), pool, logs
 }
 
 // queryStrings runs a query returning one text column.
@@ -90,7 +90,7 @@ func snapshot(t *testing.T, pool *pgxpool.Pool) []string {
 func TestSeedFirstBoot(t *testing.T) {
 	t.Parallel()
 	svc, pool, logs := newService(t)
-	if err := svc.Seed(t.Context(), core.SeedConfig{WorkspaceName: "Acme"}); err != nil {
+	if err := svc.Seed(t.Context(), identity.SeedConfig{WorkspaceName: "Acme"}); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
 
@@ -138,13 +138,13 @@ func TestSeedFirstBoot(t *testing.T) {
 func TestSeedIsIdempotent(t *testing.T) {
 	t.Parallel()
 	svc, pool, logs := newService(t)
-	cfg := core.SeedConfig{AdminEmail: "admin@example.com", AdminPassword: "password1"}
+	cfg := identity.SeedConfig{AdminEmail: "admin@example.com", AdminPassword: "password1"}
 	if err := svc.Seed(t.Context(), cfg); err != nil {
 		t.Fatalf("first Seed: %v", err)
 	}
 	before := snapshot(t, pool)
 	// A restart with changed settings still changes nothing.
-	cfg = core.SeedConfig{WorkspaceName: "Renamed", AdminEmail: "other@example.com", AdminPassword: "password2"}
+	cfg = identity.SeedConfig{WorkspaceName: "Renamed", AdminEmail: "other@example.com", AdminPassword: "password2"}
 	if err := svc.Seed(t.Context(), cfg); err != nil {
 		t.Fatalf("second Seed: %v", err)
 	}
@@ -161,11 +161,11 @@ func TestSeedConcurrent(t *testing.T) {
 	t.Parallel()
 	pool := testenv.Pool(t)
 	logs := &logBuffer{}
-	cfg := core.SeedConfig{AdminEmail: "admin@example.com", AdminPassword: "password1"}
+	cfg := identity.SeedConfig{AdminEmail: "admin@example.com", AdminPassword: "password1"}
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i := range errs {
-		svc := core.New(pool, core.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+		svc := identity.New(pool, identity.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 		wg.Go(func() { errs[i] = svc.Seed(t.Context(), cfg) })
 	}
 	wg.Wait()
@@ -190,39 +190,39 @@ func TestSeedAdmin(t *testing.T) {
 	tests := []struct {
 		name      string
 		existing  bool // a user exists before Seed
-		cfg       core.SeedConfig
+		cfg       identity.SeedConfig
 		wantUsers []string
 		wantKind  apperr.Kind // when Seed must fail
 	}{
 		{
 			name:      "both set creates the admin",
-			cfg:       core.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "s3cret-pass", AdminName: "Root"},
+			cfg:       identity.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "s3cret-pass", AdminName: "Root"},
 			wantUsers: []string{"Root root@example.com admin"},
 		},
 		{
 			name:      "name defaults to Admin",
-			cfg:       core.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "s3cret-pass"},
+			cfg:       identity.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "s3cret-pass"},
 			wantUsers: []string{"Admin root@example.com admin"},
 		},
 		{
 			name:      "email only creates nobody",
-			cfg:       core.SeedConfig{AdminEmail: "root@example.com"},
+			cfg:       identity.SeedConfig{AdminEmail: "root@example.com"},
 			wantUsers: []string{},
 		},
 		{
 			name:      "password only creates nobody",
-			cfg:       core.SeedConfig{AdminPassword: "s3cret-pass"},
+			cfg:       identity.SeedConfig{AdminPassword: "s3cret-pass"},
 			wantUsers: []string{},
 		},
 		{
 			name:      "existing user keeps the admin out",
 			existing:  true,
-			cfg:       core.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "s3cret-pass"},
+			cfg:       identity.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "s3cret-pass"},
 			wantUsers: []string{"Existing first@example.com viewer"},
 		},
 		{
 			name:      "short password is refused",
-			cfg:       core.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "short"},
+			cfg:       identity.SeedConfig{AdminEmail: "root@example.com", AdminPassword: "short"},
 			wantUsers: []string{},
 			wantKind:  apperr.Invalid,
 		},

@@ -1,4 +1,4 @@
-package core
+package identity
 
 import (
 	"context"
@@ -198,6 +198,33 @@ func (s *Service) SetRequireApproval(ctx context.Context, p *auth.Principal, pro
 		}
 		return env, nil
 	})
+}
+
+// StreamEnvironments returns the environments a stream of p carries: an
+// SDK key's own; for a user (cookie or token) every environment they can
+// read, or only want when given (decisions.md, Identity: /stream).
+func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, want *uuid.UUID) ([]uuid.UUID, error) {
+	q := db.New(s.pool)
+	if err := access.RequireServerKey(p); err != nil {
+		return nil, err
+	}
+	if p.Kind == auth.KindSDKKey {
+		if want != nil && *want != p.EnvironmentID {
+			return nil, access.ErrEnvNotFound
+		}
+		return []uuid.UUID{p.EnvironmentID}, nil
+	}
+	if want != nil {
+		if _, err := access.Env(ctx, q, p, *want, access.Read); err != nil {
+			return nil, err
+		}
+		return []uuid.UUID{*want}, nil
+	}
+	ids, err := q.ListReadableEnvironmentIDs(ctx, db.ListReadableEnvironmentIDsParams{IsWorkspaceAdmin: p.WorkspaceAdmin(), UserID: p.UserID})
+	if err != nil {
+		return nil, fmt.Errorf("list readable environments: %w", err)
+	}
+	return ids, nil
 }
 
 // getEnvironment reads an environment of a project; one of another project

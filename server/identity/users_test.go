@@ -1,4 +1,4 @@
-package core_test
+package identity_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 // Spec, Limits: one workspace admin always remains, however the removals of
@@ -18,7 +18,7 @@ func TestLastAdminUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	svc, pool, _ := newService(t)
 	ctx := t.Context()
-	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
+	if err := svc.Seed(ctx, identity.SeedConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	caller := &auth.Principal{Kind: auth.KindUser, UserID: -1, Email: "ops@example.com", Role: auth.RoleAdmin}
@@ -26,7 +26,7 @@ func TestLastAdminUnderConcurrency(t *testing.T) {
 	remove := map[string]func(id int64) error{
 		"delete": func(id int64) error { return svc.DeleteUser(ctx, caller, id) },
 		"demote": func(id int64) error {
-			_, err := svc.UpdateUser(ctx, caller, id, core.UserPatch{Role: &viewer})
+			_, err := svc.UpdateUser(ctx, caller, id, identity.UserPatch{Role: &viewer})
 			return err
 		},
 	}
@@ -37,7 +37,7 @@ func TestLastAdminUnderConcurrency(t *testing.T) {
 			}
 			var ids [2]int64
 			for i := range ids {
-				u, err := svc.CreateUser(ctx, caller, core.UserInput{
+				u, err := svc.CreateUser(ctx, caller, identity.UserInput{
 					Name: "Admin", Email: fmt.Sprintf("admin%d-%d@example.com", round, i), Role: auth.RoleAdmin, Password: "long enough",
 				})
 				if err != nil {
@@ -85,7 +85,7 @@ func TestUserManagementGuards(t *testing.T) {
 	svc, _, _ := newService(t)
 	ctx := t.Context()
 	boot := &auth.Principal{Kind: auth.KindUser, UserID: -1, Role: auth.RoleAdmin}
-	admin, err := svc.CreateUser(ctx, boot, core.UserInput{Name: "A", Email: "a@example.com", Role: auth.RoleAdmin, Password: "long enough"})
+	admin, err := svc.CreateUser(ctx, boot, identity.UserInput{Name: "A", Email: "a@example.com", Role: auth.RoleAdmin, Password: "long enough"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestUserManagementGuards(t *testing.T) {
 		if p == nil {
 			want = apperr.Unauthenticated
 		}
-		if _, err := svc.CreateUser(ctx, p, core.UserInput{Name: "B", Email: "b@example.com", Role: auth.RoleViewer, Password: "long enough"}); apperr.KindOf(err) != want {
+		if _, err := svc.CreateUser(ctx, p, identity.UserInput{Name: "B", Email: "b@example.com", Role: auth.RoleViewer, Password: "long enough"}); apperr.KindOf(err) != want {
 			t.Errorf("%s creating a user: %v, want %v", name, err, want)
 		}
 		if err := svc.DeleteUser(ctx, p, admin.ID); apperr.KindOf(err) != want {

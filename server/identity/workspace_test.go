@@ -1,4 +1,4 @@
-package core_test
+package identity_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchyard/switchyard/server/apperr"
-	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/identity"
 )
 
 func TestWorkspaceInfo(t *testing.T) {
@@ -18,25 +18,25 @@ func TestWorkspaceInfo(t *testing.T) {
 		t.Errorf("WorkspaceInfo before Seed: error %v, want NotFound", err)
 	}
 
-	if err := svc.Seed(ctx, core.SeedConfig{}); err != nil {
+	if err := svc.Seed(ctx, identity.SeedConfig{}); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
 	got, err := svc.WorkspaceInfo(ctx)
 	if err != nil {
 		t.Fatalf("WorkspaceInfo: %v", err)
 	}
-	if diff := cmp.Diff(core.WorkspaceInfo{Name: "Switchyard", SetupComplete: false}, got); diff != "" {
+	if diff := cmp.Diff(identity.WorkspaceInfo{Name: "Switchyard", SetupComplete: false}, got); diff != "" {
 		t.Errorf("WorkspaceInfo without users (-want +got):\n%s", diff)
 	}
 
-	if err := svc.Seed(ctx, core.SeedConfig{AdminEmail: "a@example.com", AdminPassword: "password1"}); err != nil {
+	if err := svc.Seed(ctx, identity.SeedConfig{AdminEmail: "a@example.com", AdminPassword: "password1"}); err != nil {
 		t.Fatalf("Seed with admin: %v", err)
 	}
 	got, err = svc.WorkspaceInfo(ctx)
 	if err != nil {
 		t.Fatalf("WorkspaceInfo: %v", err)
 	}
-	if diff := cmp.Diff(core.WorkspaceInfo{Name: "Switchyard", SetupComplete: true}, got); diff != "" {
+	if diff := cmp.Diff(identity.WorkspaceInfo{Name: "Switchyard", SetupComplete: true}, got); diff != "" {
 		t.Errorf("WorkspaceInfo with a user (-want +got):\n%s", diff)
 	}
 }

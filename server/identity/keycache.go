@@ -1,4 +1,4 @@
-package core
+package identity
 
 import (
 	"sync"
@@ -114,7 +114,7 @@ func (c *keyCache) clear(now time.Time) {
 func (s *Service) Invalidate(e bus.Event) {
 	switch e.Op {
 	case bus.OpRevoke:
-		ref, _ := RevokedCredential(e)
+		ref, _ := auth.RevokedRef(e.Key)
 		if id, ok := auth.ParseSDKKeyRef(ref); ok {
 			s.keys.forget(id, s.now())
 		}

@@ -1,4 +1,4 @@
-package core
+package identity
 
 import (
 	"context"
@@ -29,17 +29,10 @@ const (
 
 var errBadCredentials = apperr.E(apperr.Unauthenticated, "invalid credentials")
 
-// Credentials are what a request presented: an Authorization bearer value
-// and a session cookie value. Bearer wins when both are present.
-type Credentials struct {
-	Bearer string
-	Cookie string
-}
-
 // Authenticate resolves credentials to a principal, reading the database
 // every time so that a revoked key, a deleted token or user, an ended session
 // or a changed role takes effect on the very next request on every instance.
-func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Principal, error) {
+func (s *Service) Authenticate(ctx context.Context, c auth.Credentials) (*auth.Principal, error) {
 	q := db.New(s.pool)
 	now := s.now()
 	switch {

@@ -1,0 +1,58 @@
+package identity
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/bus"
+)
+
+// Service runs Switchyard's identity operations against the database:
+// authentication, users, members, tokens, SDK keys, projects,
+// environments, the workspace and the first-boot seed.
+type Service struct {
+	pool         *pgxpool.Pool
+	logger       *slog.Logger
+	now          func() time.Time
+	legacySDKKey string
+	sealer       *auth.Sealer
+	bus          bus.Publisher
+	keys         *keyCache
+}
+
+// Config holds a Service's optional settings; its zero value works.
+type Config struct {
+	Logger       *slog.Logger     // discarded when nil
+	Now          func() time.Time // the clock (lockouts, sessions, token expiry); time.Now when nil
+	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
+	Sealer       *auth.Sealer     // seals session cookies; required for sessions
+	Bus          bus.Publisher    // where committed changes are announced; none when nil
+}
+
+// New returns a Service on pool.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// publish announces committed changes. A failure is logged, never returned:
+// the write is durable, and instances that miss messages resynchronise
+// (decisions.md, Stream).
+func (s *Service) publish(ctx context.Context, events ...bus.Event) {
+	if s.bus == nil || len(events) == 0 {
+		return
+	}
+	if err := s.bus.Publish(context.WithoutCancel(ctx), events...); err != nil {
+		s.logger.WarnContext(ctx, "publish change", "err", err.Error(), "events", len(events))
+	}
+}
