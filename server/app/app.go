@@ -140,7 +140,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	rt, err := newRealtime(cfg, logger, o.realtimeOptions)
+	rt, err := newRealtime(cfg, pool, o.now, logger, o.realtimeOptions)
 	if err != nil {
 		return nil, err
 	}

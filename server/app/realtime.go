@@ -2,12 +2,15 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
+	"github.com/switchyard/switchyard/server/follow"
 	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/metrics"
 	"github.com/switchyard/switchyard/server/ofrep"
@@ -33,49 +36,54 @@ func WithStreamTiming(keepAlive, poll time.Duration) Option {
 	return func(o *options) { o.keepAlive, o.pollInterval = keepAlive, poll }
 }
 
-// realtime is the bus, the metrics and the stream hub of one instance.
+// realtime is the bus, the change follower, the metrics and the stream hub
+// of one instance.
 type realtime struct {
-	bus     bus.Bus
-	metrics *metrics.Metrics
-	hub     *stream.Hub
-	unsub   func()
-	opts    realtimeOptions
+	bus      bus.Bus
+	follower *follow.Follower
+	metrics  *metrics.Metrics
+	hub      *stream.Hub
+	unsub    func()
+	opts     realtimeOptions
 	// exposures records OFREP evaluations as impressions (server/ofrep).
 	exposures *ofrep.Exposures
 }
 
 // newRealtime chooses the bus: Redis, unless REDIS_URL is empty
-// (decisions.md: the in-process bus, one instance only).
-func newRealtime(cfg config.Config, logger *slog.Logger, o realtimeOptions) (*realtime, error) {
+// (decisions.md: the in-process bus, one instance only). Writers publish
+// through the change follower it returns, which reads the change log on
+// pool.
+func newRealtime(cfg config.Config, pool db.DBTX, now func() time.Time, logger *slog.Logger, o realtimeOptions) (*realtime, error) {
 	rt := &realtime{metrics: metrics.New(), opts: o}
-	if !cfg.UsesRedis() {
+	if cfg.UsesRedis() {
+		channel := cfg.RedisChannel
+		if o.busChannel != "" {
+			channel = o.busChannel
+		}
+		r, err := bus.NewRedis(cfg.RedisURL, bus.RedisConfig{
+			Channel: channel, Logger: logger, OnResubscribe: rt.metrics.BusResubscribes.Inc,
+		})
+		if err != nil {
+			return nil, err
+		}
+		rt.bus = r
+	} else {
 		rt.bus = bus.NewMemory()
-		return rt, nil
 	}
-	channel := cfg.RedisChannel
-	if o.busChannel != "" {
-		channel = o.busChannel
-	}
-	r, err := bus.NewRedis(cfg.RedisURL, bus.RedisConfig{
-		Channel: channel, Logger: logger, OnResubscribe: rt.metrics.BusResubscribes.Inc,
-	})
-	if err != nil {
-		return nil, err
-	}
-	rt.bus = r
+	rt.follower = follow.New(follow.NewLog(pool, now), rt.bus, follow.Config{Logger: logger, PollInterval: o.pollInterval})
 	return rt, nil
 }
 
-// startHub starts the stream hub on svc and feeds it every bus event; idSvc
-// sees each one first, to forget the credentials it ends.
+// startHub starts the stream hub on svc behind the change follower, which
+// applies every committed change, from the bus, the change log or this
+// instance's writes, to idSvc's SDK-key cache and then to the hub.
 func (rt *realtime) startHub(ctx context.Context, svc *core.Service, idSvc *identity.Service, logger *slog.Logger) error {
-	rt.hub = stream.New(svc, stream.Config{
-		Logger: logger, Metrics: rt.metrics, PollInterval: rt.opts.pollInterval, OnEvent: idSvc.Invalidate,
-	})
-	if err := rt.hub.Start(ctx); err != nil {
-		return err
+	rt.hub = stream.New(svc, stream.Config{Logger: logger, Metrics: rt.metrics, CaughtUp: nil})
+	keys := follow.CacheFunc(func(_ context.Context, e bus.Event) error { idSvc.Invalidate(e); return nil })
+	if err := rt.follower.Start(ctx, keys, rt.hub); err != nil {
+		return fmt.Errorf("start change follower: %w", err)
 	}
-	rt.unsub = rt.bus.Subscribe(rt.hub.Notify)
+	rt.unsub = rt.bus.Subscribe(rt.follower.Notify)
 	return nil
 }
 
@@ -84,6 +92,7 @@ func (rt *realtime) close() {
 	if rt.unsub != nil {
 		rt.unsub()
 	}
+	rt.follower.Close()
 	if rt.hub != nil {
 		rt.hub.Close()
 	}

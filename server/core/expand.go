@@ -3,9 +3,11 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
@@ -111,4 +113,26 @@ func expandRule(t eval.FlagType, r, sr eval.Rule) eval.Rule {
 		out.Variant = r.Variant
 	}
 	return out
+}
+
+// SDKFlag returns one flag of an environment, segment-expanded, and whether
+// it exists. Stream hubs re-read a flag this way when notified of a change.
+func (s *Service) SDKFlag(ctx context.Context, envID uuid.UUID, key string) (eval.Flag, bool, error) {
+	q := db.New(s.pool)
+	row, err := q.GetFlag(ctx, db.GetFlagParams{EnvironmentID: envID, Key: key})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return eval.Flag{}, false, nil
+	}
+	if err != nil {
+		return eval.Flag{}, false, fmt.Errorf("get flag: %w", err)
+	}
+	f, err := flagFromRow(row)
+	if err != nil {
+		return eval.Flag{}, false, err
+	}
+	segs, err := segmentRules(ctx, q, envID)
+	if err != nil {
+		return eval.Flag{}, false, err
+	}
+	return expandFlag(f, segs), true, nil
 }

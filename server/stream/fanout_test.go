@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/bus"
+	"github.com/switchyard/switchyard/server/follow"
 )
 
 // gate holds the first call that reaches it until released; later calls
@@ -118,7 +119,7 @@ func TestSlowChangeReadDoesNotBlockSubscribeOrSnapshot(t *testing.T) {
 	src.commit(envB, "k", 1)
 	read := newGate()
 	src.flagGates[envA] = read
-	h := startHub(t, src, Config{PollInterval: time.Hour})
+	h := startHub(t, src, Config{}, 0)
 	t.Cleanup(read.open) // before the hub's cleanup, if the test fails
 	ctx := context.Background()
 	for _, env := range []uuid.UUID{envA, envB} {
@@ -170,7 +171,7 @@ func TestFirstLoadIsSharedAndBlocksNoOtherEnvironment(t *testing.T) {
 	src.commit(envB, "k", 1)
 	load := newGate()
 	src.loadGates[envA] = load
-	h := startHub(t, src, Config{PollInterval: time.Hour})
+	h := startHub(t, src, Config{}, 0)
 	t.Cleanup(load.open) // before the hub's cleanup, if the test fails
 	ctx := context.Background()
 
@@ -221,7 +222,7 @@ func TestChangeDuringFirstLoadIsNotLost(t *testing.T) {
 	src.commit(env, "k", 1)
 	load := newGate()
 	src.loadGates[env] = load
-	h := startHub(t, src, Config{PollInterval: time.Hour})
+	h := startHub(t, src, Config{}, 0)
 	t.Cleanup(load.open) // before the hub's cleanup, if the test fails
 	type joined struct {
 		s    *Subscriber
@@ -267,11 +268,12 @@ func TestResyncDuringFirstLoad(t *testing.T) {
 	src.loadGates[env] = load
 	seen := make(chan struct{})
 	var marked sync.Once
-	h := startHub(t, src, Config{PollInterval: time.Hour, OnEvent: func(e bus.Event) {
+	h := startHub(t, src, Config{}, 0, follow.CacheFunc(func(_ context.Context, e bus.Event) error {
 		if e.Key == "marker" {
 			marked.Do(func() { close(seen) })
 		}
-	}})
+		return nil
+	}))
 	t.Cleanup(load.open) // before the hub's cleanup, if the test fails
 	res := make(chan *Subscriber, 1)
 	go func() {
@@ -310,26 +312,23 @@ func TestJoinBetweenInstallAndFanout(t *testing.T) {
 	src := newFakeSource()
 	env := uuid.New()
 	src.commit(env, "k", 1)
-	h := New(src, Config{PollInterval: time.Hour})
+	hub := New(src, Config{})
 	type joined struct {
 		s    *Subscriber
 		boot []byte
 	}
 	var once sync.Once
 	res := make(chan joined, 1)
-	h.beforeFanout = func() {
+	hub.beforeFanout = func() {
 		once.Do(func() {
-			s, boot, _, err := h.Subscribe(context.Background(), []uuid.UUID{env}, nil)
+			s, boot, _, err := hub.Subscribe(context.Background(), []uuid.UUID{env}, nil)
 			if err != nil {
 				t.Error(err)
 			}
 			res <- joined{s, boot}
 		})
 	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
+	h := startHubOf(t, hub, src, 0)
 	witness, _, _, err := h.Subscribe(context.Background(), []uuid.UUID{env}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +357,7 @@ func TestJoinersDuringChangesSeeEveryVersionOnce(t *testing.T) {
 	src := newFakeSource()
 	env := uuid.New()
 	src.commit(env, "k", 1)
-	h := startHub(t, src, Config{PollInterval: time.Hour, QueueSize: 1 << 12})
+	h := startHub(t, src, Config{QueueSize: 1 << 12}, 0)
 	ctx := context.Background()
 	witness, _, _, err := h.Subscribe(ctx, []uuid.UUID{env}, nil)
 	if err != nil {
@@ -426,7 +425,7 @@ func TestSnapshotGzipIsComputedOnce(t *testing.T) {
 	for i := range 50 {
 		src.commit(env, strings.Repeat("k", i+1), 1)
 	}
-	h := startHub(t, src, Config{PollInterval: time.Hour})
+	h := startHub(t, src, Config{}, 0)
 	a, err := h.Snapshot(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,13 @@
 // fans every committed change out to the stream connections of that
 // environment on this instance.
 //
-// Changes reach the hub as notifications, from the bus (fast) and from the
-// change log in PostgreSQL (a safety net polled every second). Either way
-// the hub re-reads the committed flag and compares versions, so duplicate,
-// late or reordered notifications are harmless (STYLE §6, "notify, then
-// read"). When messages may have been lost (a Redis reconnect, an overflow)
-// it resyncs: drops its caches and ends every stream, and clients reconnect
-// and rebuild from the replay (decisions.md, Stream).
+// Changes reach the hub as notifications, through Apply, from the
+// instance's change follower (server/follow), which merges the bus, the
+// change log and this instance's own writes. The hub re-reads the committed
+// flag and compares versions, so duplicate, late or reordered notifications
+// are harmless (STYLE §6, "notify, then read"). When messages may have been
+// lost it resyncs: drops its caches and ends every stream, and clients
+// reconnect and rebuild from the replay (decisions.md, Stream).
 package stream
 
 import (
@@ -34,32 +34,26 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
-	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/metrics"
 )
 
-// Source is what the hub reads: committed, segment-expanded flags and the
-// change log. *core.Service implements it.
+// Source is what the hub reads: committed, segment-expanded flags.
+// *core.Service implements it.
 type Source interface {
 	SDKFlags(ctx context.Context, envID uuid.UUID) ([]eval.Flag, error)
 	SDKFlag(ctx context.Context, envID uuid.UUID, key string) (eval.Flag, bool, error)
-	LatestChangeSeq(ctx context.Context) (int64, error)
-	ChangesSince(ctx context.Context, seq int64, limit int32) ([]core.Change, error)
-	PruneChangeLog(ctx context.Context) (int64, error)
 }
-
-var _ Source = (*core.Service)(nil)
 
 // Config tunes a Hub; its zero value works.
 type Config struct {
-	Logger       *slog.Logger
-	Metrics      *metrics.Metrics // nil: none
-	PollInterval time.Duration    // change-log poll; default 1 s
-	QueueSize    int              // live updates a connection may have waiting; default 1024
-	// OnEvent, when set, sees every notification the hub handles, from the
-	// bus and from the change log, before the hub acts on it; the service
-	// invalidates its SDK-key cache with it.
-	OnEvent func(bus.Event)
+	Logger    *slog.Logger
+	Metrics   *metrics.Metrics // nil: none
+	QueueSize int              // live updates a connection may have waiting; default 1024
+	// CaughtUp, when set, is called before every read of the hub
+	// (Subscribe, Snapshot, Evaluation) and returns once every change this
+	// instance has acknowledged has reached the hub (follow.Follower.CaughtUp):
+	// reads see their writes.
+	CaughtUp func(context.Context) error
 }
 
 // ErrClosed is returned by Subscribe once the hub is shutting down.
@@ -69,6 +63,8 @@ var ErrClosed = errors.New("stream hub is closed")
 const readTimeout = 30 * time.Second
 
 // Hub fans changes out to the stream connections of this instance.
+// Changes are applied one at a time, by the change follower (Apply), so
+// fan-outs never overlap and every connection receives them in order.
 //
 // Locking (STYLE §16): h.mu guards the environment table, the set of every
 // subscriber and closed; each envState's mu guards that environment's
@@ -77,22 +73,15 @@ const readTimeout = 30 * time.Second
 // never one inside the other. A change is read and encoded with no lock
 // held, installed with a compare-and-swap of the environment's view, and
 // fanned out to a copy of the subscribers taken in the same critical
-// section as the install. Changes are applied by one goroutine (run), so
-// fan-outs never overlap and every connection receives them in order.
+// section as the install.
 type Hub struct {
-	src      Source
-	cfg      Config
-	notify   chan bus.Event
-	overflow atomic.Bool
+	src Source
+	cfg Config
 
-	mu      sync.Mutex
-	envs    map[uuid.UUID]*envState
-	subs    map[*Subscriber]struct{}
-	closed  bool
-	lastSeq int64
-
-	stop context.CancelFunc
-	done chan struct{}
+	mu     sync.Mutex
+	envs   map[uuid.UUID]*envState
+	subs   map[*Subscriber]struct{}
+	closed bool
 
 	// beforeFanout, set by tests only, runs after a change is installed and
 	// before it is fanned out.
@@ -265,50 +254,20 @@ func (s *Snapshot) Gzip() []byte {
 	return s.gzip
 }
 
-// New returns a hub reading from src. Start it before use.
+// New returns a hub reading from src. The change follower feeds it (Apply).
 func New(src Source, cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = time.Second
 	}
 	if cfg.QueueSize <= 0 {
 		// Enough for a segment edit that re-broadcasts hundreds of flags at
 		// once; the queue grows only while a connection is behind.
 		cfg.QueueSize = 1024
 	}
-	return &Hub{
-		src: src, cfg: cfg, notify: make(chan bus.Event, 4096),
-		envs: map[uuid.UUID]*envState{}, subs: map[*Subscriber]struct{}{}, done: make(chan struct{}),
-	}
+	return &Hub{src: src, cfg: cfg, envs: map[uuid.UUID]*envState{}, subs: map[*Subscriber]struct{}{}}
 }
 
-// Start reads the change log's position and starts the loop that handles
-// notifications and polls the log.
-func (h *Hub) Start(ctx context.Context) error {
-	seq, err := h.src.LatestChangeSeq(ctx)
-	if err != nil {
-		return fmt.Errorf("start stream hub: %w", err)
-	}
-	h.lastSeq = seq
-	ctx, h.stop = context.WithCancel(context.WithoutCancel(ctx))
-	go h.run(ctx)
-	return nil
-}
-
-// Notify hands the hub a change notification. It never blocks (the bus
-// calls it on its delivery goroutine); when the queue is full the hub
-// resyncs instead.
-func (h *Hub) Notify(e bus.Event) {
-	select {
-	case h.notify <- e:
-	default:
-		h.overflow.Store(true)
-	}
-}
-
-// Close ends every stream and stops the loop; later subscriptions fail.
+// Close ends every stream; later subscriptions fail.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	if h.closed {
@@ -323,71 +282,24 @@ func (h *Hub) Close() {
 	for _, s := range subs {
 		s.kick()
 	}
-	if h.stop != nil {
-		h.stop()
-		<-h.done
-	}
 }
 
-func (h *Hub) run(ctx context.Context) {
-	defer close(h.done)
-	poll := time.NewTicker(h.cfg.PollInterval)
-	defer poll.Stop()
-	prune := time.NewTicker(10 * time.Minute)
-	defer prune.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e := <-h.notify:
-			h.handle(ctx, e)
-		case <-poll.C:
-			h.poll(ctx)
-		case <-prune.C:
-			if _, err := h.src.PruneChangeLog(ctx); err != nil {
-				h.cfg.Logger.Warn("prune change log", "err", err.Error())
-			}
-		}
-		if h.overflow.Swap(false) {
-			h.resync(ctx, "notification queue overflow")
-		}
-	}
-}
-
-// poll applies the change log entries committed since the last poll. Most
-// were already handled through the bus; their versions make that cheap.
-func (h *Hub) poll(ctx context.Context) {
-	for {
-		changes, err := h.src.ChangesSince(ctx, h.lastSeq, 1000)
-		if err != nil {
-			h.cfg.Logger.Warn("poll change log", "err", err.Error())
-			return
-		}
-		for _, c := range changes {
-			h.handle(ctx, c.Event)
-			h.lastSeq = c.Seq
-		}
-		if len(changes) < 1000 {
-			return
-		}
-	}
-}
-
-// handle applies one notification.
-func (h *Hub) handle(ctx context.Context, e bus.Event) {
-	if h.cfg.OnEvent != nil {
-		h.cfg.OnEvent(e)
-	}
+// Apply applies one committed change: a flag upserted or deleted is
+// re-read and fanned out, a revoked credential ends its streams, a resync
+// ends every stream. An error means the change could not be read: the hub
+// can no longer prove its clients current, and the caller resyncs it.
+func (h *Hub) Apply(ctx context.Context, e bus.Event) error {
 	switch e.Op {
 	case bus.OpResync:
-		h.resync(ctx, "the bus may have lost messages")
+		h.resync("the bus may have lost messages")
 	case bus.OpRevoke:
 		if ref, ok := auth.RevokedRef(e.Key); ok {
 			h.revoke(ref)
 		}
 	case bus.OpUpsert, bus.OpDelete:
-		h.refresh(ctx, e)
+		return h.refresh(ctx, e)
 	}
+	return nil
 }
 
 // refresh re-reads one flag and sends what changed to the environment's
@@ -398,41 +310,39 @@ func (h *Hub) handle(ctx context.Context, e bus.Event) {
 // instant. A connection registered after the install has the change in its
 // bootstrap; one registered before gets it on its queue: never both,
 // never neither.
-func (h *Hub) refresh(ctx context.Context, e bus.Event) {
+func (h *Hub) refresh(ctx context.Context, e bus.Event) error {
 	start := time.Now()
 	h.mu.Lock()
 	st := h.envs[e.EnvID]
 	h.mu.Unlock()
 	if st == nil {
-		return // nobody here holds this environment; it loads fresh when needed
+		return nil // nobody here holds this environment; it loads fresh when needed
 	}
 	// A first read in flight may predate this change: apply it after.
 	select {
 	case <-st.loaded:
 	case <-ctx.Done():
-		return
+		return ctx.Err()
 	}
 	if st.err != nil {
-		return // the failed state is dropped; the next reader loads afresh
+		return nil // the failed state is dropped; the next reader loads afresh
 	}
 	for attempt := 0; ; attempt++ {
 		v0 := st.view.Load()
 		cur, had := v0.flags[e.Key]
 		switch {
 		case e.Op == bus.OpUpsert && had && e.Version > 0 && cur.version >= e.Version:
-			return // already applied (the bus and the change log both deliver it)
+			return nil // already applied (the write path, the bus and the change log all deliver it)
 		case e.Op == bus.OpDelete && !had:
-			return
+			return nil
 		}
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
 		f, exists, err := h.src.SDKFlag(rctx, e.EnvID, e.Key)
 		cancel()
 		if err != nil {
 			// The change is committed but unreadable now: clients cannot be
-			// proven current, so make them rebuild.
-			h.cfg.Logger.Warn("re-read changed flag", "env_id", e.EnvID, "flag_key", e.Key, "err", err.Error())
-			h.overflow.Store(true)
-			return
+			// proven current, so they must rebuild.
+			return fmt.Errorf("re-read changed flag: %w", err)
 		}
 		var frames [][]byte
 		var next *view
@@ -444,7 +354,7 @@ func (h *Hub) refresh(ctx context.Context, e bus.Event) {
 			ent, err := newEntry(e.EnvID, f)
 			if err != nil {
 				h.cfg.Logger.Error("encode flag", "flag_key", e.Key, "err", err.Error())
-				return
+				return nil
 			}
 			if had && f.Version < cur.version {
 				// Deleted and created again: clients keep the highest version,
@@ -454,12 +364,12 @@ func (h *Hub) refresh(ctx context.Context, e bus.Event) {
 			next = v0.with(e.Key, ent)
 			frames = append(frames, ent.frame)
 		default:
-			return
+			return nil
 		}
 		st.mu.Lock()
 		if st.dead {
 			st.mu.Unlock()
-			return // a resync ended every connection of this state
+			return nil // a resync ended every connection of this state
 		}
 		if st.view.Load() != v0 {
 			// Someone installed a view since the read: ours may be older.
@@ -467,8 +377,7 @@ func (h *Hub) refresh(ctx context.Context, e bus.Event) {
 			if attempt < 3 {
 				continue
 			}
-			h.overflow.Store(true)
-			return
+			return errors.New("flag changed under every re-read")
 		}
 		st.view.Store(next)
 		subs := slices.Clone(st.list)
@@ -487,19 +396,14 @@ func (h *Hub) refresh(ctx context.Context, e bus.Event) {
 		if m := h.cfg.Metrics; m != nil {
 			m.FanoutSeconds.Observe(time.Since(start).Seconds())
 		}
-		return
+		return nil
 	}
 }
 
 // resync drops every cache and ends every stream; clients reconnect and
-// rebuild from the replay. The change log position moves to now: the
-// rebuilt caches will read everything committed before.
-func (h *Hub) resync(ctx context.Context, why string) {
-	seq, err := h.src.LatestChangeSeq(ctx)
+// rebuild from the replay, read afresh.
+func (h *Hub) resync(why string) {
 	h.mu.Lock()
-	if err == nil {
-		h.lastSeq = seq
-	}
 	old := h.envs
 	h.envs = map[uuid.UUID]*envState{}
 	subs := slices.Collect(maps.Keys(h.subs))
@@ -604,6 +508,9 @@ func (h *Hub) load(ctx context.Context, envID uuid.UUID, st *envState) {
 // creds are the credential references (auth.Principal.CredentialRefs) whose
 // revocation ends the stream.
 func (h *Hub) Subscribe(ctx context.Context, envs []uuid.UUID, creds []string) (*Subscriber, []byte, int, error) {
+	if err := h.caughtUp(ctx); err != nil {
+		return nil, nil, 0, err
+	}
 	s := &Subscriber{envs: envs, creds: creds, max: h.cfg.QueueSize, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	parts := make([][]byte, 0, len(envs))
 	n := 0
@@ -650,6 +557,18 @@ func (h *Hub) Subscribe(ctx context.Context, envs []uuid.UUID, creds []string) (
 	return s, bytes.Join(parts, nil), n, nil
 }
 
+// caughtUp waits until the hub holds every change this instance has
+// acknowledged (Config.CaughtUp).
+func (h *Hub) caughtUp(ctx context.Context) error {
+	if h.cfg.CaughtUp == nil {
+		return nil
+	}
+	if err := h.cfg.CaughtUp(ctx); err != nil {
+		return fmt.Errorf("wait for acknowledged changes: %w", err)
+	}
+	return nil
+}
+
 // detach removes s from the environments it was registered in.
 func (h *Hub) detach(s *Subscriber) {
 	for _, st := range s.states {
@@ -681,6 +600,9 @@ func (h *Hub) Unsubscribe(s *Subscriber) {
 // per change and shared by every request. It takes no lock beyond the
 // environment table's: a change being read or fanned out never delays it.
 func (h *Hub) Snapshot(ctx context.Context, envID uuid.UUID) (*Snapshot, error) {
+	if err := h.caughtUp(ctx); err != nil {
+		return nil, err
+	}
 	st, err := h.acquire(ctx, envID)
 	if err != nil {
 		return nil, err
@@ -692,6 +614,9 @@ func (h *Hub) Snapshot(ctx context.Context, envID uuid.UUID) (*Snapshot, error) 
 // the snapshot's ETag, which names their version. Like Snapshot it takes no
 // lock beyond the environment table's and reads no database once loaded.
 func (h *Hub) Evaluation(ctx context.Context, envID uuid.UUID) (*eval.Snapshot, string, error) {
+	if err := h.caughtUp(ctx); err != nil {
+		return nil, "", err
+	}
 	st, err := h.acquire(ctx, envID)
 	if err != nil {
 		return nil, "", err

@@ -1,0 +1,311 @@
+// Package follow is the one consumer of committed changes on an instance.
+// It takes change notifications from three places: the bus (every
+// instance's writes, fast), the change log in PostgreSQL (a safety net
+// polled every second, for what the bus lost) and this instance's own write
+// path (handed over after commit, before the write is acknowledged). It
+// applies them, one at a time and in order, to everything that caches
+// committed state (the SDK-key cache, the stream hub and, through the hub,
+// remote evaluation).
+//
+// Reads see their writes: a write hands its changes over before it answers,
+// and CaughtUp waits until every change handed over before the call has
+// been applied. A reader that calls it first therefore includes every write
+// this instance has acknowledged, and pays two atomic loads when nothing is
+// pending: no database read.
+//
+// When changes may have been lost (a Redis reconnect, a full queue, a cache
+// that could not re-read a change) the follower resyncs: it moves its
+// change-log position to now and sends every cache bus.OpResync, after
+// which each rebuilds from the database.
+package follow
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchyard/switchyard/server/bus"
+)
+
+// Cache keeps state derived from committed changes. Apply runs on the
+// follower's goroutine, one change at a time: it may read the database but
+// must not wait for the follower (CaughtUp). An error means the cache could
+// not apply the change and can no longer prove itself current: the
+// follower then resyncs every cache.
+type Cache interface {
+	Apply(ctx context.Context, e bus.Event) error
+}
+
+// CacheFunc adapts a function to Cache.
+type CacheFunc func(ctx context.Context, e bus.Event) error
+
+// Apply calls f.
+func (f CacheFunc) Apply(ctx context.Context, e bus.Event) error { return f(ctx, e) }
+
+// Log is the change log: every committed change, numbered in commit order.
+type Log interface {
+	LatestChangeSeq(ctx context.Context) (int64, error)
+	ChangesSince(ctx context.Context, seq int64, limit int32) ([]Change, error)
+	PruneChangeLog(ctx context.Context) (int64, error)
+}
+
+// Change is one entry of the change log, as a bus event.
+type Change struct {
+	Seq   int64
+	Event bus.Event
+}
+
+// Config tunes a Follower; its zero value works.
+type Config struct {
+	Logger       *slog.Logger
+	PollInterval time.Duration // change-log poll; default 1 s
+	QueueSize    int           // changes waiting to be applied; default 4096
+}
+
+// ErrClosed is returned by CaughtUp once the follower has stopped.
+var ErrClosed = errors.New("change follower is closed")
+
+// pollBatch is how many change-log entries one read takes.
+const pollBatch = 1000
+
+// logTimeout bounds each read of the change log.
+const logTimeout = 30 * time.Second
+
+// Follower applies committed changes to the caches of one instance.
+type Follower struct {
+	log    Log
+	bus    bus.Publisher
+	cfg    Config
+	caches []Cache
+
+	queue    chan item
+	overflow atomic.Bool
+
+	// handMu orders hand-overs: a change's number and its place in the
+	// queue are taken together, so the queue holds them in number order.
+	handMu sync.Mutex
+	handed atomic.Uint64 // the newest number handed over
+	// applied is the newest hand-over number applied (or made moot by a
+	// resync); advanced is closed and replaced whenever it moves.
+	applied  atomic.Uint64
+	mu       sync.Mutex
+	advanced chan struct{}
+
+	lastSeq int64 // change-log position; the loop's alone
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// item is one change to apply; seq is its hand-over number, 0 for changes
+// from the bus or the change log.
+type item struct {
+	e   bus.Event
+	seq uint64
+}
+
+// New returns a follower that reads log and publishes this instance's
+// changes on pub (nil: publishes nothing beyond this instance). Start it.
+func New(log Log, pub bus.Publisher, cfg Config) *Follower {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	return &Follower{
+		log: log, bus: pub, cfg: cfg,
+		queue: make(chan item, cfg.QueueSize), advanced: make(chan struct{}), done: make(chan struct{}),
+	}
+}
+
+// Start reads the change log's position and starts applying changes to
+// caches, in the order given, each change to every cache before the next.
+func (f *Follower) Start(ctx context.Context, caches ...Cache) error {
+	seq, err := f.log.LatestChangeSeq(ctx)
+	if err != nil {
+		return err
+	}
+	f.lastSeq = seq
+	f.caches = caches
+	ctx, f.stop = context.WithCancel(context.WithoutCancel(ctx))
+	go f.run(ctx)
+	return nil
+}
+
+// Close stops the loop. Readers waiting in CaughtUp are released with
+// ErrClosed.
+func (f *Follower) Close() {
+	if f.stop == nil {
+		return
+	}
+	f.stop()
+	<-f.done
+	f.mu.Lock()
+	close(f.advanced)
+	f.advanced = nil
+	f.mu.Unlock()
+}
+
+// Notify hands the follower a change from the bus. It never blocks (the bus
+// calls it on its delivery goroutine); when the queue is full the follower
+// resyncs instead.
+func (f *Follower) Notify(e bus.Event) {
+	select {
+	case f.queue <- item{e: e}:
+	default:
+		f.overflow.Store(true)
+	}
+}
+
+// Publish hands committed changes to this instance's caches and publishes
+// them to every instance. Writers call it after commit and before they
+// answer, so that CaughtUp covers them from then on. A failed publish
+// leaves the other instances to the change-log poll; it is returned for
+// logging only.
+func (f *Follower) Publish(ctx context.Context, events ...bus.Event) error {
+	f.handMu.Lock()
+	for _, e := range events {
+		n := f.handed.Add(1)
+		select {
+		case f.queue <- item{e: e, seq: n}:
+		default:
+			// Numbered but never applied: the resync this causes stands for it.
+			f.overflow.Store(true)
+		}
+	}
+	f.handMu.Unlock()
+	if f.bus == nil {
+		return nil
+	}
+	return f.bus.Publish(ctx, events...)
+}
+
+var _ bus.Publisher = (*Follower)(nil)
+
+// CaughtUp returns once every change handed over before the call has been
+// applied to the caches, or when ctx ends.
+func (f *Follower) CaughtUp(ctx context.Context) error {
+	target := f.handed.Load()
+	for f.applied.Load() < target {
+		f.mu.Lock()
+		ch := f.advanced
+		f.mu.Unlock()
+		if ch == nil {
+			return ErrClosed
+		}
+		if f.applied.Load() >= target {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// advance records that hand-overs up to n are applied and wakes waiters.
+func (f *Follower) advance(n uint64) {
+	if n <= f.applied.Load() {
+		return
+	}
+	f.applied.Store(n) // only the loop writes it
+	f.mu.Lock()
+	if f.advanced != nil {
+		close(f.advanced)
+		f.advanced = make(chan struct{})
+	}
+	f.mu.Unlock()
+}
+
+func (f *Follower) run(ctx context.Context) {
+	defer close(f.done)
+	poll := time.NewTicker(f.cfg.PollInterval)
+	defer poll.Stop()
+	prune := time.NewTicker(10 * time.Minute)
+	defer prune.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case it := <-f.queue:
+			f.apply(ctx, it.e)
+			if it.seq > 0 {
+				f.advance(it.seq)
+			}
+		case <-poll.C:
+			f.poll(ctx)
+		case <-prune.C:
+			if _, err := f.log.PruneChangeLog(ctx); err != nil {
+				f.cfg.Logger.Warn("prune change log", "err", err.Error())
+			}
+		}
+		if f.overflow.Swap(false) {
+			f.resync(ctx, "change queue overflow")
+		}
+	}
+}
+
+// poll applies the change log entries committed since the last poll. Most
+// were already applied through the bus or the write path; their versions
+// make that cheap.
+func (f *Follower) poll(ctx context.Context) {
+	for {
+		rctx, cancel := context.WithTimeout(ctx, logTimeout)
+		changes, err := f.log.ChangesSince(rctx, f.lastSeq, pollBatch)
+		cancel()
+		if err != nil {
+			f.cfg.Logger.Warn("poll change log", "err", err.Error())
+			return
+		}
+		for _, c := range changes {
+			f.apply(ctx, c.Event)
+			f.lastSeq = c.Seq
+		}
+		if len(changes) < pollBatch {
+			return
+		}
+	}
+}
+
+// apply gives one change to every cache; a resync request becomes a
+// resync of all of them.
+func (f *Follower) apply(ctx context.Context, e bus.Event) {
+	if e.Op == bus.OpResync {
+		f.resync(ctx, "the bus may have lost messages")
+		return
+	}
+	for _, c := range f.caches {
+		if err := c.Apply(ctx, e); err != nil {
+			f.cfg.Logger.Warn("apply change", "env_id", e.EnvID, "flag_key", e.Key, "err", err.Error())
+			f.overflow.Store(true)
+		}
+	}
+}
+
+// resync moves the change-log position to now and makes every cache
+// rebuild. The position is read first: whatever commits after it is polled
+// again, and the rebuilt caches read everything committed before. Every
+// hand-over so far is then moot, since the caches will read it afresh.
+func (f *Follower) resync(ctx context.Context, why string) {
+	handed := f.handed.Load()
+	rctx, cancel := context.WithTimeout(ctx, logTimeout)
+	seq, err := f.log.LatestChangeSeq(rctx)
+	cancel()
+	if err == nil {
+		f.lastSeq = seq
+	}
+	e := bus.Event{Op: bus.OpResync}
+	for _, c := range f.caches {
+		_ = c.Apply(ctx, e) // dropping state cannot fail
+	}
+	f.cfg.Logger.Info("resync: caches rebuild from the database", "reason", why)
+	f.advance(handed)
+}
