@@ -149,8 +149,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			rt.close()
 		}
 	}()
-	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.bus})
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, Bus: rt.bus})
+	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.follower})
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, Bus: rt.follower})
 	if err := idSvc.Seed(startCtx, identity.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,

@@ -78,7 +78,7 @@ func newRealtime(cfg config.Config, pool db.DBTX, now func() time.Time, logger *
 // applies every committed change, from the bus, the change log or this
 // instance's writes, to idSvc's SDK-key cache and then to the hub.
 func (rt *realtime) startHub(ctx context.Context, svc *core.Service, idSvc *identity.Service, logger *slog.Logger) error {
-	rt.hub = stream.New(svc, stream.Config{Logger: logger, Metrics: rt.metrics, CaughtUp: nil})
+	rt.hub = stream.New(svc, stream.Config{Logger: logger, Metrics: rt.metrics, CaughtUp: rt.follower.CaughtUp})
 	keys := follow.CacheFunc(func(_ context.Context, e bus.Event) error { idSvc.Invalidate(e); return nil })
 	if err := rt.follower.Start(ctx, keys, rt.hub); err != nil {
 		return fmt.Errorf("start change follower: %w", err)
