@@ -6,7 +6,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 MAKEFLAGS += --no-print-directory
 
-# Services the tests talk to (STYLE §10); .ci/services.sh provides them on loopback.
+# Services the tests talk to (docs/reference/code-style.md, §10 Testing); .ci/services.sh provides them on loopback.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 export TEST_DATABASE_URL TEST_REDIS_URL
@@ -183,7 +183,7 @@ bench-ofrep: ## Measure OFREP remote evaluation against a bare 120-byte handler,
 
 BENCH_ANALYTICS_FLAGS ?= -short
 
-bench-analytics: ## Measure analytics at production traffic: SDK rows per evaluation and exactness, HTTP ingest visibility vs raw COPY, reads under load (bench/analytics; default -short, about 2 min; the issue's sizes: BENCH_ANALYTICS_FLAGS=-full; -help)
+bench-analytics: ## Measure analytics at production traffic: SDK rows per evaluation and exactness, HTTP ingest visibility vs raw COPY, reads under load (bench/analytics; default -short, about 2 min; the full sizes: BENCH_ANALYTICS_FLAGS=-full; -help)
 	@mkdir -p bin
 	cd bench/analytics && BENCH_ANALYTICS_COMMAND="make bench-analytics BENCH_ANALYTICS_FLAGS='$(BENCH_ANALYTICS_FLAGS)'" \
 		GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_ANALYTICS_FLAGS) | tee ../../bin/bench-analytics.txt

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestDependencyBoundary enforces STYLE §2 and §15: the SDK and its evaluator depend on the
-// standard library and murmur3 only, never on server code, generated code, the database or
-// the HTTP stack, so that importing the SDK pulls nothing heavy into a user's program.
+// TestDependencyBoundary enforces docs/reference/code-style.md, §2 Layout and dependencies
+// and §15 Don'ts: the SDK and its evaluator depend on the standard library and murmur3 only,
+// never on server code, generated code, the database or the HTTP stack, so that importing the
+// SDK pulls nothing heavy into a user's program.
 //
 // The OpenFeature adapter (sdkgo/openfeature) exists to import OpenFeature's
 // SDK, so it is held only to the forbidden list.

@@ -174,7 +174,7 @@ func (c *Client) markReady() { c.readyOnce.Do(func() { close(c.ready) }) }
 
 // run keeps a stream open: reconnecting with jittered exponential backoff,
 // and polling the snapshot while the stream has failed pollAfterFailures
-// times in a row (spec, Stream and snapshot).
+// times in a row (docs/reference/stream.md, Reconnect and Snapshot).
 func (c *Client) run(ctx context.Context) {
 	defer c.wg.Done()
 	var pollCancel context.CancelFunc

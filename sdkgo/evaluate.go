@@ -27,9 +27,9 @@ func (c *Client) Detail(flagKey, userKey string, attrs map[string]any) Detail {
 	return Detail{Value: r.Value, Reason: r.Reason, RuleIndex: r.RuleIndex, VariantIndex: r.VariantIndex}
 }
 
-// report reports one evaluation exactly once (extensions.md §3, Summaries):
-// as an impression when the client does not remember reporting its
-// (flag, user, value), as a summary count otherwise.
+// report reports one evaluation exactly once (docs/reference/measurement.md,
+// Reporting once): as an impression when the client does not remember
+// reporting its (flag, user, value), as a summary count otherwise.
 //
 // Anonymous evaluations (no user key) are always summary counts: the
 // statistics an anonymous impression feeds (totals, true/false counts,

@@ -18,7 +18,8 @@ import (
 
 // fakeServer stands in for Switchyard at the process boundary: it streams a
 // fixed set of flags and takes impressions and summaries as the API does
-// (extensions.md §3): 413 over 500 items, every summary field checked.
+// (docs/reference/measurement.md, Summaries): 413 over 500 items, every
+// summary field checked.
 type fakeServer struct {
 	*httptest.Server
 	failImpressions atomic.Int64 // refuse this many impression batches with 500

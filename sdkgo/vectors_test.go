@@ -12,7 +12,8 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 )
 
-// vectorFile is one file of evaluation test vectors (shared/spec/eval-vectors.md).
+// vectorFile is one file of evaluation test vectors (docs/reference/evaluation.md, Test
+// vectors).
 type vectorFile struct {
 	Name  string       `json:"name"`
 	Flags []eval.Flag  `json:"flags"`
@@ -28,7 +29,8 @@ type vectorCase struct {
 }
 
 // TestVectors runs every *.json file of testdata/vectors and, when EVAL_VECTORS_DIR is set,
-// of that folder too, with one subtest per file and case (eval-vectors.md, Running).
+// of that folder too, with one subtest per file and case (docs/reference/evaluation.md, Test
+// vectors).
 func TestVectors(t *testing.T) {
 	dirs := []string{filepath.Join("testdata", "vectors")}
 	if dir := os.Getenv("EVAL_VECTORS_DIR"); dir != "" {

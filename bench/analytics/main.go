@@ -1,7 +1,8 @@
 // Command analytics measures Switchyard's analytics at production traffic
-// (issue 17) in one run, against the real server (bin/switchyard built from
-// the repository and started as a process of its own, so that its CPU is its
-// own) on a scratch database of the local PostgreSQL, dropped afterwards:
+// (docs/performance.md, Analytics at production traffic) in one run,
+// against the real server (bin/switchyard built from the repository and
+// started as a process of its own, so that its CPU is its own) on a scratch
+// database of the local PostgreSQL, dropped afterwards:
 //
 //  1. Production shape: the real Go SDK (sdkgo) evaluates 10 flags for
 //     users drawn from a Zipf (s = 1.1) population of 100,000 at 10,000
@@ -20,7 +21,7 @@
 //     fold.
 //
 // Run it with `make bench-analytics` (the -short preset, under 2 minutes)
-// or with the issue's sizes, `make bench-analytics BENCH_ANALYTICS_FLAGS=-full`.
+// or with the full sizes, `make bench-analytics BENCH_ANALYTICS_FLAGS=-full`.
 // docs/performance.md records the figures.
 package main
 
@@ -76,14 +77,14 @@ func main() {
 	flag.StringVar(&o.bin, "bin", "", "use this switchyard binary instead of building one")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch database")
 	flag.BoolVar(&o.short, "short", false, "small preset (about 2 minutes): -duration 20s -seed-impressions 300000 -seed-events 30000 -ingest-rows 100000 -load-time 15s")
-	flag.BoolVar(&o.full, "full", false, "the issue's sizes: -duration 60s -seed-impressions 5000000 -seed-events 500000 -ingest-rows 500000 -load-time 60s")
+	flag.BoolVar(&o.full, "full", false, "the full sizes: -duration 60s -seed-impressions 5000000 -seed-events 500000 -ingest-rows 500000 -load-time 60s")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "production shape: how long the SDK evaluates")
 	flag.IntVar(&o.rate, "rate", 10_000, "production shape: evaluations per second (10 flags per request)")
 	flag.IntVar(&o.users, "users", 100_000, "production shape: population")
 	flag.Float64Var(&o.zipfS, "zipf-s", 1.1, "production shape: Zipf exponent of the user draw (> 1)")
 	flag.IntVar(&o.exposureMemory, "exposure-memory", -1, "production shape: sdkgo.WithExposureMemory (-1: the SDK's default)")
 	flag.BoolVar(&o.skipProduction, "skip-production", false, "skip the production shape (1)")
-	flag.IntVar(&o.seedImpressions, "seed-impressions", 5_000_000, "reads under load: impressions in the environment read (the issue's size is 5000000)")
+	flag.IntVar(&o.seedImpressions, "seed-impressions", 5_000_000, "reads under load: impressions in the environment read (the full size is 5000000)")
 	flag.IntVar(&o.seedEvents, "seed-events", 500_000, "reads under load: goal events seeded beside them")
 	flag.IntVar(&o.ingestRows, "ingest-rows", 500_000, "per-evaluation senders: rows per ingest measurement (raw and HTTP each)")
 	flag.IntVar(&o.writers, "writers", 4, "per-evaluation senders: concurrent writers")

@@ -146,7 +146,8 @@ func scenarios(tb testing.TB) []*scenario {
 	return out
 }
 
-// targetingScenarios builds the flags of issue 16's speed target for both evaluators, over
+// targetingScenarios builds the flags of scenarios (d) and (e) of docs/performance.md for both
+// evaluators, over
 // the same users as (a) to (c) plus a "version" attribute 2.0.3 … 2.11.3 (every one at least
 // 2.0.0). sdkgo/eval's own benchmark builds the same two flags.
 //

@@ -1,5 +1,5 @@
-// Command ingest measures Switchyard's measurement side (issue 7) on a
-// scratch database of the local PostgreSQL:
+// Command ingest measures Switchyard's measurement side (docs/performance.md,
+// Measurement) on a scratch database of the local PostgreSQL:
 //
 //  1. Ingest: raw pgx CopyFrom of 500-row impression batches into the
 //     impressions table (same rows, same indexes, no rollups: folding is
@@ -76,8 +76,8 @@ func main() {
 		"PostgreSQL URL of a role that may create databases; a scratch database is created beside it")
 	flag.IntVar(&o.ingestRows, "ingest-rows", 200_000, "rows per ingest measurement (raw and HTTP each)")
 	flag.StringVar(&o.writers, "writers", "1,4", "comma-separated writer counts for the ingest comparison")
-	flag.IntVar(&o.impressions, "impressions", 500_000, "impressions to seed before timing the queries (the issue's target is 5000000)")
-	flag.IntVar(&o.events, "events", 50_000, "goal events to seed (the issue's target is 500000)")
+	flag.IntVar(&o.impressions, "impressions", 500_000, "impressions to seed before timing the queries (the target size is 5000000)")
+	flag.IntVar(&o.events, "events", 50_000, "goal events to seed (the target size is 500000)")
 	flag.IntVar(&o.flags, "flags", 20, "distinct flags in the seeded data")
 	flag.IntVar(&o.users, "users", 250_000, "distinct users in the seeded data")
 	flag.IntVar(&o.queryRuns, "runs", 5, "timed runs per query")

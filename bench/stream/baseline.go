@@ -19,7 +19,7 @@ import (
 )
 
 // eventSize is the size of the baseline's pre-encoded update event, frame
-// included (the reference broadcaster used 512 bytes).
+// included (docs/performance.md, Streaming: a pre-encoded 512-byte event).
 const eventSize = 512
 
 // broadcaster is the bare reference: one goroutine (the handler) and one

@@ -1,6 +1,7 @@
 package main
 
-// -mode join (issue 14, "Fan-out must not make new clients wait"): while
+// -mode join (docs/performance.md, New streams and snapshots during a
+// burst) checks that fan-out does not make new clients wait: while
 // -clients streams receive a burst of -burst writes, -joiners new streams
 // connect, and two probe loops fetch the 200-flag snapshot and /health.
 // The /health probe takes no lock and reads no database: it is the control

@@ -1,6 +1,6 @@
 // Command stream measures Switchyard's real-time delivery side by side with
-// a bare Go baseline, in one run, on this machine's loopback (issue 5,
-// "Speed and scale"):
+// a bare Go baseline, in one run, on this machine's loopback
+// (docs/performance.md, Streaming and Snapshot):
 //
 //  1. A bare SSE broadcaster (this program re-executed with
 //     -serve-baseline): one goroutine and one buffered channel per
@@ -19,21 +19,21 @@
 //     keep-alive connections for -snapshot-duration each; then both again
 //     with Accept-Encoding: gzip (-skip-gzip skips).
 //
-// -mode snapshot runs section 5 alone. -mode join (issue 14, join.go)
+// -mode snapshot runs section 5 alone. -mode join (join.go)
 // runs, for the bare broadcaster and for one Switchyard instance with
 // -clients streams open: -runs single broadcasts, a burst of -burst writes
 // alone (delivery and server CPU per delivered update), -joiners new
 // streams with snapshot and /health probe loops on a quiet server, and the
 // same during the burst.
 //
-// -mode ofrep (issue 15, ofrep.go) measures remote evaluation: single-flag
+// -mode ofrep (ofrep.go) measures remote evaluation: single-flag
 // OFREP evaluations and 304 bulk polls against a bare handler returning a
 // fixed 120-byte JSON body (closed loop, alternating rounds), the latency
 // of a bulk evaluation of the -snapshot-flags environment on one connection
 // in sequence, and -clients OFREP event streams against -clients /stream
 // connections, taking turns, with -runs broadcasts each.
 //
-// It prints a table with the issue's targets and cleans up (subprocesses,
+// It prints a table with the targets and cleans up (subprocesses,
 // the scratch database). Everything runs against 127.0.0.1, bounded by
 // -timeout. Opening 10,000 connections needs a file-descriptor limit above
 // 20,000 for this process and its servers: the tool raises RLIMIT_NOFILE,
@@ -784,7 +784,7 @@ func printSummary(w io.Writer, o options, results []streamResult, snap []loadPai
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "| Target (issue 5) | Measured | Ratio | Verdict |")
+	fmt.Fprintln(w, "| Target | Measured | Ratio | Verdict |")
 	fmt.Fprintln(w, "|---|---:|---:|---|")
 	var bare, one, two *streamResult
 	for i := range results {

@@ -1,7 +1,7 @@
 package main
 
-// -mode ofrep (issue 15, "Speed"): remote evaluation against bare
-// baselines, side by side in one run.
+// -mode ofrep (docs/performance.md, Remote evaluation): remote evaluation
+// against bare baselines, side by side in one run.
 //
 //  1. Closed-loop load (-snapshot-conns connections, -snapshot-duration per
 //     target, -snapshot-rounds alternating rounds): the bare handler's
@@ -43,7 +43,7 @@ import (
 const ofrepBody = `{"context":{"targetingKey":"user-42","plan":"pro","country":"DE","beta":true}}`
 
 // ofrepAnonBody is the same context with an empty targetingKey: an
-// anonymous evaluation, which records no impression (extensions.md,
+// anonymous evaluation, which records no impression (docs/reference/ofrep.md,
 // Impressions). Loaded as a diagnostic beside the single flag, it shows what
 // the evaluation costs without the impression write behind it.
 const ofrepAnonBody = `{"context":{"targetingKey":"","plan":"pro","country":"DE","beta":true}}`
@@ -392,7 +392,7 @@ func printOFREP(w io.Writer, o options, r ofrepResults) {
 			ms(medianDur(x.cpus)), recv)
 	}
 
-	fmt.Fprintln(w, "\n| Target (issue 15) | Measured | Ratio | Verdict |")
+	fmt.Fprintln(w, "\n| Target | Measured | Ratio | Verdict |")
 	fmt.Fprintln(w, "|---|---:|---:|---|")
 	bare, _, _ := sumLoads(r.Rounds, func(x ofrepRound) ofrepLoad { return x.Bare })
 	single, _, _ := sumLoads(r.Rounds, func(x ofrepRound) ofrepLoad { return x.Single })

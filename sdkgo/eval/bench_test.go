@@ -8,7 +8,7 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 )
 
-// BenchmarkEvaluate measures the scenarios of the speed targets (issues 1 and 16). The
+// BenchmarkEvaluate measures the scenarios of the speed targets in docs/performance.md. The
 // side-by-side comparison with LaunchDarkly's evaluator is bench/evalpeers.
 func BenchmarkEvaluate(b *testing.B) {
 	for _, sc := range append(scenarios(), targetingScenarios()...) {
@@ -75,7 +75,8 @@ func TestEvaluateDoesNotAllocate(t *testing.T) {
 	)
 	chainSnap := eval.Compile(chain)
 
-	// extensions.md §2: conditions of every new operator, rule rollouts and a rule split.
+	// Conditions of every set, pattern, version and instant operator
+	// (docs/reference/evaluation.md, Operators), rule rollouts and a rule split.
 	targeting := eval.Compile([]eval.Flag{{
 		Key: "targeting", IsEnabled: true, FlagType: eval.FlagTypeString, DefaultValue: raw(`"default"`),
 		RolloutPercentage: ptr(0),

@@ -65,8 +65,9 @@ func (o opCode) semver() bool { return opSemverEquals <= o && o <= opSemverLessT
 
 func (o opCode) instant() bool { return o == opBefore || o == opAfter }
 
-// negative reports whether the operator holds for a missing attribute (extensions.md §2: a
-// missing or null attribute satisfies not_equals, not_in and not_contains).
+// negative reports whether the operator holds for a missing attribute
+// (docs/reference/evaluation.md, Missing attributes: a missing or null attribute satisfies
+// not_equals, not_in and not_contains).
 func (o opCode) negative() bool { return o == opNotEquals || o == opNotIn || o == opNotContains }
 
 // compiledFlag is the evaluation form of one flag. It is built once when the flag arrives and
@@ -85,7 +86,8 @@ type compiledFlag struct {
 	rules    []compiledRule
 	prereqs  []compiledPrereq
 	variants []compiledVariant
-	// totalWeight is W of decisions.md's variant bucket; 0 means no variant applies.
+	// totalWeight is W of the variant bucket (docs/reference/evaluation.md, Buckets); 0 means
+	// no variant applies.
 	totalWeight uint64
 
 	// sharedAttrs is set when some conditions have a cache slot (compiledCond.slot).
@@ -100,7 +102,8 @@ type compiledRule struct {
 	// conds are the rule's conditions, all of which must hold: the top-level one first when
 	// the rule has an attribute, then Conditions in order. A rule without any never matches.
 	conds []compiledCond
-	// hasRollout is set when the rule carries rollout_percentage (extensions.md §2).
+	// hasRollout is set when the rule carries rollout_percentage (docs/reference/evaluation.md,
+	// Per-rule rollout).
 	hasRollout bool
 	rollout    int
 	value      any // what a match returns without (or with all-zero) rule variants
@@ -163,22 +166,23 @@ func compile(f Flag) *compiledFlag {
 		c.rollout = *f.RolloutPercentage
 	}
 
-	// decisions.md, Further points: boolean flags evaluate to true when on and false when off;
+	// docs/reference/evaluation.md, Boolean flags: boolean flags evaluate to true when on and false when off;
 	// their stored default_value and disabled_value do not change the result.
 	boolean := f.FlagType == FlagTypeBoolean
 	if boolean {
 		c.defaultValue, c.disabledValue = true, false
 	} else {
 		c.defaultValue = decodeValue(f.DefaultValue, f.FlagType)
-		// decisions.md, Evaluation: a non-boolean flag without disabled_value is disabled to null.
+		// docs/reference/evaluation.md, Disabled result: a non-boolean flag without
+		// disabled_value is disabled to null.
 		c.disabledValue = decodeValue(f.DisabledValue, f.FlagType)
 	}
 
 	c.rules = make([]compiledRule, len(f.Rules))
 	for i, r := range f.Rules {
 		cr := compiledRule{value: c.defaultValue}
-		// extensions.md §2: the top-level attribute/operator/values is one more condition
-		// of the rule when attribute is a non-empty string.
+		// docs/reference/evaluation.md, Conditions: the top-level attribute/operator/values
+		// is one more condition of the rule when attribute is a non-empty string.
 		if r.Attribute != "" {
 			cr.conds = append(cr.conds, compileCond(r.Attribute, r.Operator, r.Values))
 		}
@@ -189,14 +193,14 @@ func compile(f Flag) *compiledFlag {
 			cr.hasRollout = true
 			cr.rollout = *r.RolloutPercentage
 		}
-		// Spec, Evaluation rules step 4: a match returns true for boolean flags, else the
-		// rule's variant, falling back to default_value when it is unset (absent or null).
+		// docs/reference/evaluation.md, Evaluation order: a match returns true for boolean
+		// flags, else the rule's variant, falling back to default_value when it is unset (absent or null).
 		if !boolean && len(r.Variant) > 0 && !isJSONNull(r.Variant) {
 			cr.value = decodeValue(r.Variant, f.FlagType)
 		}
-		// extensions.md §2: a rule of a non-boolean flag may split its users over weighted
-		// variants instead; decisions.md: W = 0 means no variant applies, and the rule then
-		// returns what it would without variants.
+		// docs/reference/evaluation.md, Per-rule split: a rule of a non-boolean flag may split
+		// its users over weighted variants instead; W = 0 means no variant applies
+		// (Variant selection), and the rule then returns what it would without variants.
 		if !boolean {
 			cr.variants, cr.totalWeight = compileVariants(r.Variants, f.FlagType)
 		}
@@ -219,7 +223,8 @@ func compile(f Flag) *compiledFlag {
 		c.prereqs[i] = cp
 	}
 
-	// Spec, Evaluation rules step 6: variants apply to string, integer and json flags only.
+	// docs/reference/evaluation.md, Variant selection: variants apply to string, integer and
+	// json flags only.
 	if !boolean {
 		c.variants, c.totalWeight = compileVariants(f.Variants, f.FlagType)
 	}
@@ -257,7 +262,8 @@ func (c *compiledFlag) assignSlots() {
 	}
 }
 
-// compileVariants decodes weighted variants and sums their weights (W of decisions.md).
+// compileVariants decodes weighted variants and sums their weights (W of
+// docs/reference/evaluation.md, Variant selection).
 func compileVariants(vs []Variant, t FlagType) ([]compiledVariant, uint64) {
 	if len(vs) == 0 {
 		return nil, 0
@@ -280,7 +286,7 @@ func compileCond(attribute string, op Operator, values []string) compiledCond {
 	switch {
 	case c.op.numeric():
 		for _, v := range values {
-			// Spec, Evaluation rules step 7: a rule value that is not a number never
+			// docs/reference/evaluation.md, Numbers: a rule value that is not a number never
 			// matches, so it is dropped here once instead of failing on every call.
 			if x, ok := parseNumber(v); ok {
 				c.numbers = append(c.numbers, x)
@@ -337,7 +343,7 @@ var ErrInvalidValue = errors.New("invalid rule value")
 // CheckValue reports whether value is a valid rule value for op: a pattern that compiles
 // (regex), a valid version (semver_*) or an instant (before, after), with the same parser the
 // evaluator uses, so that the server refuses at write time exactly the values that would never
-// match (extensions.md §2: 422). Values of the other operators are always valid.
+// match (docs/reference/evaluation.md, Rule validation: 422). Values of the other operators are always valid.
 func CheckValue(op Operator, value string) error {
 	switch code := opCodes[op]; {
 	case code == opRegex:
@@ -386,8 +392,8 @@ func isJSONNull(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &v) == nil && v == nil
 }
 
-// parseNumber reads a rule value or a string attribute as a number. decisions.md: numeric
-// operators parse both sides as 64-bit floats. Only plain decimal notation counts: an
+// parseNumber reads a rule value or a string attribute as a number.
+// docs/reference/evaluation.md, Numbers: numeric operators parse both sides as 64-bit floats. Only plain decimal notation counts: an
 // optional sign, digits with an optional fraction, an optional exponent ("42", "-1.5", ".5",
 // "1e3"). strconv alone would also take hexadecimal floats, digit underscores, "Inf" and
 // "NaN", which other SDKs do not read as numbers. Values beyond the float64 range fail too.

@@ -1,7 +1,7 @@
 // Package eval is Switchyard's one flag evaluator and the wire model of a flag. The server
 // encodes stream and snapshot payloads from Flag, the Go SDK decodes them into it and
-// evaluates with a Snapshot; both follow the evaluation rules of the specification and of
-// decisions.md ("Evaluation") exactly, so that every consumer gives the same answer. It
+// evaluates with a Snapshot; both follow the evaluation rules of docs/reference/evaluation.md
+// exactly, so that every consumer gives the same answer. It
 // imports only the standard library and github.com/spaolacci/murmur3.
 //
 // # Use
@@ -42,14 +42,14 @@
 //
 // # Rules
 //
-// In order (spec, Evaluation rules): a missing flag is false (FLAG_NOT_FOUND); prerequisites
+// In order (docs/reference/evaluation.md, Evaluation order): a missing flag is false (FLAG_NOT_FOUND); prerequisites
 // are checked first, recursively, with the same user and attributes (PREREQUISITE_FAILED);
 // then is_enabled (DISABLED); then the rules, first match wins (RULE_MATCH); then the rollout
 // (ROLLOUT_OUT); then a weighted variant (VARIANT) or default_value (ROLLOUT_IN when a
 // percentage gated the user, DEFAULT when rollout_percentage is null). Boolean flags always
 // return true or false; the disabled result of other flags is disabled_value, or null.
 //
-// Choices where the documents leave room, made here once for every SDK:
+// Details fixed here once for every SDK (docs/reference/evaluation.md states each as a rule):
 //
 //   - Prerequisite chains: 10 hops are evaluated normally; the 11th hop, and any hop that
 //     closes a cycle, is unsatisfied and fails the whole chain closed: every flag above it
@@ -71,7 +71,7 @@
 //     as 0; a value that does not match the flag's type (a number for a string flag, 1.5 for
 //     an integer flag, malformed JSON) evaluates as null; a flag type unknown to this SDK
 //     returns values as json does, variants included.
-//   - Rules (extensions.md §2): the top-level condition (when attribute is not empty) and
+//   - Rules (docs/reference/evaluation.md, Rules and Conditions): the top-level condition (when attribute is not empty) and
 //     every entry of conditions must hold; a rule without any condition never matches.
 //     regex, semver_* and before/after values are parsed at compile time, and one that does
 //     not parse makes its condition never match. A rule's rollout_percentage gates with the

@@ -2,12 +2,12 @@ package eval
 
 const (
 	// maxPrerequisiteDepth is the number of prerequisite hops evaluated normally.
-	// decisions.md, Evaluation: a chain of 10 hops is evaluated normally; the 11th hop is
-	// unsatisfied (fail closed). The specification keeps the number out of sight.
+	// docs/reference/evaluation.md, Depth limit: a chain of 10 hops is evaluated normally; the
+	// 11th hop is unsatisfied (fail closed).
 	maxPrerequisiteDepth = 10
 
-	// variantSalt ends the variant bucketing input. decisions.md, Evaluation: the variant
-	// bucket hashes flag_key + ":" + user_key + ":variant", independent of the rollout hash.
+	// variantSalt ends the variant bucketing input. docs/reference/evaluation.md, Buckets: the
+	// variant bucket hashes flag_key + ":" + user_key + ":variant", independent of the rollout hash.
 	variantSalt = ":variant"
 
 	// hashBufSize is the stack buffer for a bucketing input. Flag keys have at most 100
@@ -19,8 +19,8 @@ const (
 // Reason says why an evaluation returned its value, for debugging and for OpenFeature.
 type Reason string
 
-// The reasons an evaluation can end with, one per exit of the specification's evaluation
-// rules.
+// The reasons an evaluation can end with, one per exit of the evaluation order
+// (docs/reference/evaluation.md, Evaluation order).
 const (
 	// ReasonFlagNotFound means that no flag has the key (step 1); the value is false.
 	ReasonFlagNotFound Reason = "FLAG_NOT_FOUND"
@@ -57,14 +57,14 @@ type Result struct {
 	RuleIndex int
 	// VariantIndex is the index of the chosen variant: in the flag's variants with
 	// ReasonVariant, in the matching rule's variants with ReasonRuleMatch when the rule splits
-	// its users (extensions.md §2), otherwise -1.
+	// its users (docs/reference/evaluation.md, Per-rule split), otherwise -1.
 	VariantIndex int
 }
 
 var notFound = Result{Value: false, Reason: ReasonFlagNotFound, RuleIndex: -1, VariantIndex: -1}
 
 // Evaluate evaluates the flag flagKey for the user userKey (the empty string for an anonymous
-// evaluation) with the user's attributes, following the specification's evaluation rules
+// evaluation) with the user's attributes, following the rules of docs/reference/evaluation.md
 // exactly. It never fails: a missing flag gives false with ReasonFlagNotFound, and data it
 // cannot use does not match. It performs no allocation for ordinary inputs and is safe for
 // concurrent use. A nil Snapshot holds no flags.
@@ -74,7 +74,7 @@ func (s *Snapshot) Evaluate(flagKey, userKey string, attrs map[string]any) Resul
 	}
 	n := s.byKey[flagKey]
 	if n == nil {
-		// Spec, Evaluation rules step 1: flag not found, the result is false.
+		// Unknown flag (docs/reference/evaluation.md, Evaluation order): the result is false.
 		return notFound
 	}
 	if len(n.links) == 0 {
@@ -90,12 +90,12 @@ func (s *Snapshot) Evaluate(flagKey, userKey string, attrs map[string]any) Resul
 
 // evaluate evaluates n, found at depth hops below the flag asked for; path[:depth+1] holds the
 // flags being evaluated, from the top down. The second result reports that a prerequisite
-// chain below n ran into a cycle or over the depth limit: decisions.md makes both unsatisfied
-// and fail closed, so that chain fails every flag above it, whatever required_value they
-// expect from it.
+// chain below n ran into a cycle or over the depth limit: both are unsatisfied and fail closed
+// (docs/reference/evaluation.md, Depth limit), so that chain fails every flag above it,
+// whatever required_value they expect from it.
 func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequisiteDepth + 1]*node, depth int) (Result, bool) {
-	// Spec, Evaluation rules step 2: prerequisites first, recursively, before is_enabled,
-	// rules and rollout.
+	// Prerequisites first (docs/reference/evaluation.md, Evaluation order), recursively,
+	// before is_enabled, rules and rollout.
 	for i, p := range n.links {
 		if depth >= maxPrerequisiteDepth {
 			// This would be hop maxPrerequisiteDepth+1, whatever it names.
@@ -115,13 +115,13 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 		}
 	}
 
-	// Spec, Evaluation rules step 3: the master switch.
+	// The master switch (docs/reference/evaluation.md, Evaluation order).
 	if !n.enabled {
 		return n.disabled(ReasonDisabled), false
 	}
 
-	// Spec, Evaluation rules step 4: rules in order, the first match wins and bypasses the
-	// rollout entirely, even at 0.
+	// Rules in order (docs/reference/evaluation.md, Evaluation order): the first match wins
+	// and bypasses the rollout entirely, even at 0.
 	if len(n.rules) > 0 {
 		var i, j int
 		if n.sharedAttrs {
@@ -138,7 +138,7 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 		}
 	}
 
-	// Spec, Evaluation rules step 5: rollout. null is 100 % without a gate; 0 lets nobody in
+	// Rollout (docs/reference/evaluation.md, Rollout): null is 100 % without a gate; 0 lets nobody in
 	// and 100 everybody, without hashing. Out-of-range values are invalid data (the API
 	// answers 422): below 0 counts as 0, above 100 as 100.
 	reason := ReasonDefault
@@ -147,7 +147,7 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 		case n.rollout <= 0:
 			return n.disabled(ReasonRolloutOut), false
 		case n.rollout < 100:
-			// decisions.md, Evaluation: bucket = murmur3(flag_key + ":" + user_key) % 100;
+			// docs/reference/evaluation.md, Buckets: bucket = murmur3(flag_key + ":" + user_key) % 100;
 			// inside when bucket < rollout_percentage.
 			if n.hash(userKey, "")%100 >= uint32(n.rollout) {
 				return n.disabled(ReasonRolloutOut), false
@@ -156,8 +156,8 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 		reason = ReasonRolloutIn
 	}
 
-	// Spec, Evaluation rules step 6: a weighted variant, else default_value. decisions.md:
-	// bucket = murmur3(flag_key:user_key:variant) % W; the first variant whose cumulative
+	// A weighted variant, else default_value (docs/reference/evaluation.md, Variant
+	// selection): bucket = murmur3(flag_key:user_key:variant) % W; the first variant whose cumulative
 	// weight exceeds the bucket wins, so weight 0 is never chosen. totalWeight is 0 for
 	// boolean flags, without variants, and when every weight is 0.
 	if n.totalWeight > 0 {
@@ -170,13 +170,13 @@ func evaluate(n *node, userKey string, attrs map[string]any, path *[maxPrerequis
 
 // matchRules applies the rules in order and returns the index of the first that matches and
 // admits the user, and the index of the variant its split chose (-1 without one), or -1, -1
-// (spec, Evaluation rules step 4; extensions.md §2). cache, when not nil, remembers
+// (docs/reference/evaluation.md, Rules). cache, when not nil, remembers
 // attributes that several conditions test. It returns indexes rather than a Result, which
 // evaluate builds, so that no Result is copied on the way out.
 func (n *compiledFlag) matchRules(userKey string, attrs map[string]any, cache *attrCache) (int, int) {
 	for i := range n.rules {
 		r := &n.rules[i]
-		// extensions.md §2: every condition must hold (they are ANDed). A rule without any
+		// docs/reference/evaluation.md, Rules: every condition must hold (they are ANDed). A rule without any
 		// condition never matches: the API refuses one that references no segment either,
 		// and an unexpanded segment rule must not match everyone. Written out here rather
 		// than in a method: the call costs measurably in scenario b.
@@ -190,7 +190,7 @@ func (n *compiledFlag) matchRules(userKey string, attrs map[string]any, cache *a
 		if !matched {
 			continue
 		}
-		// extensions.md §2: a rule's rollout_percentage admits only users whose rollout
+		// docs/reference/evaluation.md, Per-rule rollout: a rule's rollout_percentage admits only users whose rollout
 		// bucket is below it; those it leaves out go on to the next rule. 0 and 100 need no
 		// hash; out-of-range values count as 0 and 100, like the flag's.
 		if r.hasRollout && r.rollout < 100 {
@@ -198,8 +198,8 @@ func (n *compiledFlag) matchRules(userKey string, attrs map[string]any, cache *a
 				continue
 			}
 		}
-		// extensions.md §2: a split picks one of the rule's variants with the flag's variant
-		// bucket, over the rule's own W.
+		// docs/reference/evaluation.md, Per-rule split: a split picks one of the rule's
+		// variants with the flag's variant bucket, over the rule's own W.
 		if r.totalWeight > 0 {
 			return i, pick(r.variants, uint64(n.hash(userKey, variantSalt))%r.totalWeight)
 		}
@@ -219,7 +219,8 @@ func (n *compiledFlag) matchRulesCached(userKey string, attrs map[string]any) (i
 }
 
 // pick walks the variants by cumulative weight and returns the index of the first whose
-// cumulative weight exceeds bucket (decisions.md, Evaluation), so weight 0 is never chosen.
+// cumulative weight exceeds bucket (docs/reference/evaluation.md, Variant selection), so
+// weight 0 is never chosen.
 func pick(variants []compiledVariant, bucket uint64) int {
 	var cumulative uint64
 	for i := range variants {
@@ -231,14 +232,14 @@ func pick(variants []compiledVariant, bucket uint64) int {
 	return -1
 }
 
-// disabled is the disabled result of the specification: false for boolean flags, otherwise
-// disabled_value (null when absent).
+// disabled is the disabled result (docs/reference/evaluation.md, Disabled result): false for
+// boolean flags, otherwise disabled_value (null when absent).
 func (c *compiledFlag) disabled(reason Reason) Result {
 	return Result{Value: c.disabledValue, Reason: reason, RuleIndex: -1, VariantIndex: -1}
 }
 
 // hash is MurmurHash3 x86 32-bit, seed 0, of the UTF-8 bytes of flag_key + ":" + userKey +
-// salt (decisions.md, Evaluation). The input is assembled in a stack buffer, which sum32
+// salt (docs/reference/evaluation.md, Hashes). The input is assembled in a stack buffer, which sum32
 // hashes in place, so that hashing does not allocate.
 func (c *compiledFlag) hash(userKey, salt string) uint32 {
 	var buf [hashBufSize]byte
@@ -260,11 +261,11 @@ func onPath(path []*node, n *node) bool {
 // satisfiedBy reports whether the prerequisite's evaluation result r satisfies it.
 func (p *compiledPrereq) satisfiedBy(r Result) bool {
 	if !p.hasRequired {
-		// decisions.md, Further points: without required_value a prerequisite is satisfied
+		// docs/reference/evaluation.md, Prerequisites: without required_value a prerequisite is satisfied
 		// when its evaluation did not end in the disabled result.
 		return r.Reason != ReasonPrerequisiteFailed && r.Reason != ReasonDisabled && r.Reason != ReasonRolloutOut
 	}
-	// Spec, Prerequisite: otherwise it must evaluate to required_value, compared as JSON
+	// docs/reference/evaluation.md, Prerequisites: otherwise it must evaluate to required_value, compared as JSON
 	// values (1 equals 1.0; objects and arrays compare deeply).
 	return jsonEqual(r.Value, p.required)
 }

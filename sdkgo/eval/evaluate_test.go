@@ -246,7 +246,8 @@ func TestEvaluateReasons(t *testing.T) {
 	}
 }
 
-// TestPrerequisiteDepth checks decisions.md's limit on chains built in code: n hops from the
+// TestPrerequisiteDepth checks the depth limit (docs/reference/evaluation.md, Depth limit) on
+// chains built in code: n hops from the
 // flag asked for to the last flag.
 func TestPrerequisiteDepth(t *testing.T) {
 	chain := func(hops int, required json.RawMessage) []eval.Flag {

@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// FlagType is the type of the values a flag returns (spec, Flag: flag_type).
+// FlagType is the type of the values a flag returns (docs/reference/flags.md, Flag fields:
+// flag_type).
 type FlagType string
 
-// The flag types of the specification. A flag without flag_type is a boolean flag.
+// The flag types (docs/reference/evaluation.md, Value types). A flag without flag_type is a
+// boolean flag.
 const (
 	FlagTypeBoolean FlagType = "boolean"
 	FlagTypeString  FlagType = "string"
@@ -18,10 +20,12 @@ const (
 	FlagTypeJSON    FlagType = "json"
 )
 
-// Operator is the comparison a targeting rule applies (spec, TargetingRule: Operator enum).
+// Operator is the comparison a targeting rule applies (docs/reference/evaluation.md,
+// Operators).
 type Operator string
 
-// The operators of the specification. Any other operator never matches.
+// The text and numeric operators (docs/reference/evaluation.md, Operators). An operator
+// not listed here or below never matches.
 const (
 	OpEquals             Operator = "equals"
 	OpNotEquals          Operator = "not_equals"
@@ -34,7 +38,7 @@ const (
 	OpLessThanOrEqual    Operator = "less_than_or_equal"
 )
 
-// The operators of extensions.md §2 (New operators).
+// The set, pattern, version and instant operators (docs/reference/evaluation.md, Operators).
 const (
 	OpNotIn                    Operator = "not_in"
 	OpNotContains              Operator = "not_contains"
@@ -56,7 +60,7 @@ const (
 // variants, required_value) are kept as raw JSON so that a round trip is lossless: in
 // particular an absent required_value (nil) stays distinct from a JSON null ("null").
 //
-// Decoding applies the specification's defaults to absent fields: flag_type boolean, empty
+// Decoding applies the defaults of docs/reference/flags.md, Flag fields, to absent fields: flag_type boolean, empty
 // rules, variants, prerequisites and tags. Encoding always writes every field of the API's Flag
 // object (arrays as [], absent values as null), as the API schema requires them.
 type Flag struct {
@@ -74,15 +78,15 @@ type Flag struct {
 	Tags              []string        `json:"tags"`
 	OwnerEmail        *string         `json:"owner_email"`
 	ArchivedAt        *time.Time      `json:"archived_at"`
-	// ClientSide makes the flag visible to client keys (extensions.md, Client
-	// keys); the evaluator ignores it.
+	// ClientSide makes the flag visible to client keys (docs/reference/flags.md,
+	// Client-side flags); the evaluator ignores it.
 	ClientSide bool      `json:"client_side"`
 	Version    int64     `json:"version"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-// Rule is a targeting rule (spec, TargetingRule; extensions.md §2). SegmentKey is carried for
+// Rule is a targeting rule (docs/reference/evaluation.md, Rules). SegmentKey is carried for
 // the API's unexpanded flags but ignored by the evaluator: the server expands segments before
 // flags reach an SDK. An empty attribute or operator is left out when encoding, as a rule that
 // only references a segment has neither.
@@ -90,7 +94,8 @@ type Flag struct {
 // The top-level Attribute/Operator/Values is one condition of the rule when Attribute is not
 // empty; Conditions holds the others, and the rule matches when every condition holds.
 // Conditions, RolloutPercentage and Variants are left out when absent (nil or empty), so that a
-// rule written in the specification's shape encodes exactly as before they existed.
+// rule with only the single top-level condition encodes exactly as it always did
+// (docs/reference/evaluation.md, Wire form).
 type Rule struct {
 	Attribute  string   `json:"attribute,omitempty"`
 	Operator   Operator `json:"operator,omitempty"`
@@ -99,7 +104,8 @@ type Rule struct {
 	// Variant is the value a match returns for non-boolean flags. Absent (nil) or JSON null
 	// means unset: the match returns default_value.
 	Variant json.RawMessage `json:"variant,omitempty"`
-	// Conditions are further conditions, ANDed with the top-level one (extensions.md §2).
+	// Conditions are further conditions, ANDed with the top-level one
+	// (docs/reference/evaluation.md, Conditions).
 	Conditions []Condition `json:"conditions,omitempty"`
 	// RolloutPercentage, when set, lets only users whose rollout bucket is below it match the
 	// rule; the others go on to the next rule.
@@ -110,21 +116,23 @@ type Rule struct {
 }
 
 // Condition is one condition of a rule: the attribute, compared with the operator to the
-// values (extensions.md §2, Conditions).
+// values (docs/reference/evaluation.md, Conditions).
 type Condition struct {
 	Attribute string   `json:"attribute"`
 	Operator  Operator `json:"operator"`
 	Values    []string `json:"values"`
 }
 
-// Variant is a weighted variant (spec, WeightedVariant). Weights are relative: 6/3/1 behaves
+// Variant is a weighted variant (docs/reference/evaluation.md, Variant selection). Weights are
+// relative: 6/3/1 behaves
 // as 60/30/10.
 type Variant struct {
 	Weight int             `json:"weight"`
 	Value  json.RawMessage `json:"value"`
 }
 
-// Prerequisite names a flag that must be satisfied first (spec, Prerequisite).
+// Prerequisite names a flag that must be satisfied first (docs/reference/evaluation.md,
+// Prerequisites).
 type Prerequisite struct {
 	FlagKey string `json:"flag_key"`
 	// RequiredValue is the value the prerequisite must evaluate to. Absent (nil) means the
@@ -136,9 +144,10 @@ type Prerequisite struct {
 // default encoding without recursing.
 type flagJSON Flag
 
-// UnmarshalJSON decodes a flag and applies the specification's defaults to absent fields.
+// UnmarshalJSON decodes a flag and applies the defaults of docs/reference/flags.md, Flag
+// fields, to absent fields.
 func (f *Flag) UnmarshalJSON(data []byte) error {
-	// Spec, Flag: flag_type defaults to boolean. Unmarshal leaves absent fields untouched, so
+	// flag_type defaults to boolean (docs/reference/flags.md, Flag fields). Unmarshal leaves absent fields untouched, so
 	// presetting the default is enough; a JSON null keeps it too.
 	p := flagJSON{FlagType: FlagTypeBoolean}
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -158,7 +167,7 @@ func (f Flag) MarshalJSON() ([]byte, error) {
 }
 
 // normalize replaces nil slices by empty ones and an empty flag_type by boolean, the
-// specification's defaults, so that decoded and constructed flags encode alike.
+// defaults of docs/reference/flags.md, Flag fields, so that decoded and constructed flags encode alike.
 func (f *Flag) normalize() {
 	if f.FlagType == "" {
 		f.FlagType = FlagTypeBoolean
@@ -171,7 +180,8 @@ func (f *Flag) normalize() {
 		if r.Values == nil {
 			r.Values = []string{}
 		}
-		// extensions.md §2: "variants: [] is the same as none and comes back absent"; an empty
+		// docs/reference/evaluation.md, Per-rule split: variants: [] is the same as no variants
+		// and is returned absent; an empty
 		// conditions array is no condition either. nil keeps both out of the encoding and
 		// makes a decoded flag equal its own round trip.
 		if len(r.Conditions) == 0 {

@@ -90,8 +90,8 @@ func TestFlagJSONRoundTrip(t *testing.T) {
 	})
 }
 
-// TestFlagJSONDefaults checks that absent fields take the specification's defaults when
-// decoded, and that encoding always writes every field the API's Flag object requires.
+// TestFlagJSONDefaults checks that absent fields take the defaults of docs/reference/flags.md,
+// Flag fields, when decoded, and that encoding always writes every field the API's Flag object requires.
 func TestFlagJSONDefaults(t *testing.T) {
 	var f eval.Flag
 	if err := json.Unmarshal([]byte(`{"key": "k", "is_enabled": true}`), &f); err != nil {

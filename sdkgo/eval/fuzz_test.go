@@ -57,8 +57,9 @@ func fuzzFlags(b *fuzzBytes, text string) []eval.Flag {
 		}
 		for range b.pick(4) {
 			r := eval.Rule{Variant: fuzzRawValue(b)}
-			// extensions.md §2: a top-level condition (or none), further conditions, a rule
-			// rollout (out-of-range values included) and a split (zero and negative weights).
+			// docs/reference/evaluation.md, Rules: a top-level condition (or none), further
+			// conditions, a rule rollout (out-of-range values included) and a split (zero and
+			// negative weights).
 			if b.pick(4) != 0 {
 				r.Attribute, r.Operator, r.Values = fuzzCondition(b, text)
 			}
@@ -168,7 +169,8 @@ func checkType(t eval.FlagType, v any) bool {
 
 // FuzzEvaluate feeds random flags, attributes and keys to the evaluator. It must never panic,
 // must give the same result twice, must return a value of the flag's type (or null), and a
-// higher rollout percentage must never remove a user (STYLE §10, spec step 5).
+// higher rollout percentage must never remove a user (docs/reference/code-style.md, §10
+// Testing; docs/reference/evaluation.md, Rollout).
 func FuzzEvaluate(f *testing.F) {
 	f.Add([]byte{}, "", "", 0.0, uint8(0))
 	f.Add([]byte{3, 1, 1, 4, 5, 50, 2, 0, 0, 1, 2, 1, 3, 2, 4, 1, 0, 2, 1}, "user-1", "pro", 30.5, uint8(40))
@@ -199,7 +201,8 @@ func FuzzEvaluate(f *testing.F) {
 			if !checkType(f.FlagType, got.Value) {
 				t.Fatalf("Evaluate(%q) of a %q flag returned %#v (%T)", key, f.FlagType, got.Value, got.Value)
 			}
-			// VariantIndex is set for a flag variant, or for a rule's split (extensions.md §2).
+			// VariantIndex is set for a flag variant, or for a rule's split
+			// (docs/reference/evaluation.md, Per-rule split).
 			if (got.Reason == eval.ReasonRuleMatch) != (got.RuleIndex >= 0) ||
 				(got.Reason == eval.ReasonVariant && got.VariantIndex < 0) ||
 				(got.VariantIndex >= 0 && got.Reason != eval.ReasonVariant && got.Reason != eval.ReasonRuleMatch) {

@@ -15,8 +15,8 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 // so that one hot user key does not flatter the hash or the branch predictor.
 const benchUsers = 1024
 
-// scenario is one of the three flags of the issue's speed target, with pre-built users, so
-// that nothing but the evaluation runs inside a timed loop.
+// scenario is one of the flags (a) to (c) of the speed targets in docs/performance.md, with
+// pre-built users, so that nothing but the evaluation runs inside a timed loop.
 type scenario struct {
 	name  string
 	snap  *eval.Snapshot
@@ -80,7 +80,7 @@ func scenarios() []scenario {
 	}
 }
 
-// targetingScenarios returns the scenarios of issue 16's speed target: (d) 3 rules of 3
+// targetingScenarios returns the targeting scenarios of docs/performance.md: (d) 3 rules of 3
 // conditions each (semver_greater_than_or_equal, not_in over 20 values, equals), the last
 // matching under a 30 % rule rollout, the flag's own rollout at 0 %; and a regex rule.
 func targetingScenarios() []scenario {

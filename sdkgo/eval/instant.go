@@ -8,13 +8,13 @@ import (
 
 // instant is a point in time at nanosecond precision: seconds since the Unix epoch and the
 // nanoseconds within that second (0 to 999,999,999). Two int64 nanosecond counts would not
-// reach the years 0000 to 9999 that extensions.md §2 allows.
+// reach the years 0000 to 9999 that docs/reference/evaluation.md, Instants, allows.
 type instant struct {
 	sec  int64
 	nsec int64
 }
 
-// The instants extensions.md §2 allows: years 0000 to 9999, in UTC.
+// The instants docs/reference/evaluation.md, Instants, allows: years 0000 to 9999, in UTC.
 const (
 	minInstantSec = -62167219200 // 0000-01-01T00:00:00Z
 	maxInstantSec = 253402300799 // 9999-12-31T23:59:59Z
@@ -36,7 +36,7 @@ func compareInstants(a, b instant) int {
 	return 0
 }
 
-// instantOf reads an attribute as an instant (extensions.md §2, before/after): a string is an
+// instantOf reads an attribute as an instant (docs/reference/evaluation.md, Instants): a string is an
 // RFC 3339 date-time or epoch milliseconds written as digits; a number is epoch milliseconds,
 // its exact value truncated toward zero to whole nanoseconds. Anything else is no instant.
 func instantOf(v any) (instant, bool) {
@@ -144,7 +144,7 @@ func instantFromFloatMillis(f float64) (instant, bool) {
 
 // parseInstant reads an instant from text: an optional "-" and at least one digit are epoch
 // milliseconds; anything else must be an RFC 3339 date-time in the restricted form of
-// extensions.md §2.
+// docs/reference/evaluation.md, Instants.
 func parseInstant(s string) (instant, bool) {
 	digits := s
 	if len(digits) > 0 && digits[0] == '-' {

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// holds reports whether the condition holds for the attributes. Spec, Evaluation rules step 7:
-// a condition holds when it holds for any one of its values; extensions.md §2: not_in and
-// not_contains hold when the attribute matches none of them.
+// holds reports whether the condition holds for the attributes. docs/reference/evaluation.md,
+// Rules: a condition holds when it holds for any one of its values, except not_in and
+// not_contains, which hold when the attribute matches none of them.
 func (c *compiledCond) holds(attrs map[string]any, cache *attrCache) bool {
 	v := c.lookup(attrs, cache)
 	if v == nil {
@@ -40,7 +40,7 @@ func (c *compiledCond) holds(attrs map[string]any, cache *attrCache) bool {
 		t, ok := instantOf(v)
 		return ok && c.matchInstant(t)
 	}
-	// decisions.md, Evaluation: string operators compare the attribute's text form: a
+	// docs/reference/evaluation.md, Text form: string operators compare the attribute's text form: a
 	// string as it is, a number in its shortest decimal form, a boolean as true/false.
 	switch x := v.(type) {
 	case string:
@@ -102,7 +102,7 @@ func (c *compiledCond) lookup(attrs map[string]any, cache *attrCache) any {
 }
 
 // matchText applies a text operator other than regex to the attribute's text form s.
-// Comparison is case-sensitive (decisions.md, Evaluation). It must not hand s to anything
+// Comparison is case-sensitive (docs/reference/evaluation.md, Text form). It must not hand s to anything
 // that keeps it (regexp does), so that callers may pass text held on their stack.
 func (c *compiledCond) matchText(s string) bool {
 	switch {
@@ -130,8 +130,8 @@ func (c *compiledCond) matchText(s string) bool {
 		case opEquals:
 			hit = s == v
 		case opNotEquals:
-			// decisions.md, Further points: with several values not_equals follows the
-			// specification literally and matches when s differs from any one of them.
+			// docs/reference/evaluation.md, Rules: with several values not_equals is read
+			// literally and matches when s differs from any one of them.
 			hit = s != v
 		case opContains:
 			hit = strings.Contains(s, v)
@@ -162,7 +162,8 @@ func (c *compiledCond) anyEqual(s string) bool {
 	return false
 }
 
-// matchPattern reports whether any pattern matches anywhere in s (extensions.md §2, regex).
+// matchPattern reports whether any pattern matches anywhere in s (docs/reference/evaluation.md,
+// Operators: regex).
 func (c *compiledCond) matchPattern(s string) bool {
 	for _, re := range c.patterns {
 		if re.MatchString(s) {
@@ -228,8 +229,8 @@ func (c *compiledCond) matchNumber(x float64) bool {
 	return false
 }
 
-// numberOf reads an attribute as a number for the numeric operators (decisions.md: both
-// sides are parsed as 64-bit floats). Every Go integer and float kind and json.Number count,
+// numberOf reads an attribute as a number for the numeric operators
+// (docs/reference/evaluation.md, Numbers: both sides are parsed as 64-bit floats). Every Go integer and float kind and json.Number count,
 // and strings are parsed; booleans, NaN, infinities and anything else are not numbers. The
 // type switch keeps this free of allocation.
 func numberOf(v any) (float64, bool) {

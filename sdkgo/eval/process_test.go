@@ -35,8 +35,8 @@ func bucketLines() []string {
 	return lines
 }
 
-// TestBucketingAcrossProcesses checks spec, Evaluation rules step 5: the same user and flag
-// get the same bucket across restarts and instances. It re-runs this test binary as a
+// TestBucketingAcrossProcesses checks docs/reference/evaluation.md, Buckets: the same user and
+// flag get the same bucket across restarts and instances. It re-runs this test binary as a
 // separate process, with a different GOMAXPROCS and GOGC, and compares the buckets it
 // prints with those computed here.
 func TestBucketingAcrossProcesses(t *testing.T) {

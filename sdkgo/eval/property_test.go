@@ -17,8 +17,8 @@ func propertyUsers(n int) []string {
 	return users
 }
 
-// TestRaisingRolloutNeverRemovesUsers checks spec, Evaluation rules step 5: raising the
-// percentage only adds users. Every percentage from 0 to 100, on several flag keys and flag
+// TestRaisingRolloutNeverRemovesUsers checks docs/reference/evaluation.md, Rollout: raising
+// the percentage only adds users. Every percentage from 0 to 100, on several flag keys and flag
 // types, for 2,000 users: whoever is inside at p is inside at p+1, with the same value.
 func TestRaisingRolloutNeverRemovesUsers(t *testing.T) {
 	users := propertyUsers(2000)
@@ -60,8 +60,8 @@ func TestRaisingRolloutNeverRemovesUsers(t *testing.T) {
 	}
 }
 
-// TestVariantWeights631 checks spec, Evaluation rules step 6: weights 6/3/1 split 10,000
-// users within 2 points of 60/30/10.
+// TestVariantWeights631 checks docs/reference/evaluation.md, Variant selection: weights 6/3/1
+// split 10,000 users within 2 points of 60/30/10.
 func TestVariantWeights631(t *testing.T) {
 	users := propertyUsers(10000)
 	snap := eval.Compile([]eval.Flag{{
@@ -84,8 +84,8 @@ func TestVariantWeights631(t *testing.T) {
 	}
 }
 
-// TestVariantIndependentOfRollout checks spec, Evaluation rules step 6: variant selection is
-// uncorrelated with the rollout gate. A chi-square test of independence runs on the table
+// TestVariantIndependentOfRollout checks docs/reference/evaluation.md, Buckets: variant
+// selection is uncorrelated with the rollout gate. A chi-square test of independence runs on the table
 // (inside or outside a 50 % rollout) × (variant), with the variant computed for every user,
 // gated or not. The same flag key in two snapshots gives both: one gates at 50 %, the other
 // has no rollout, so it shows the variant of users the first keeps out. With 2 degrees of

@@ -7,7 +7,7 @@ import (
 )
 
 // RenderValue renders an evaluation result as the string an impression carries
-// (decisions.md, Evaluation: booleans true/false, strings as they are, numbers in shortest
+// (docs/reference/evaluation.md, Rendered values: booleans true/false, strings as they are, numbers in shortest
 // decimal form, JSON values as compact JSON). nil renders as null. Numbers inside objects and
 // arrays follow JSON's own number form. RenderValue allocates; it is meant for the impression
 // path, not for Evaluate.

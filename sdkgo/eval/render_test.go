@@ -7,7 +7,8 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 )
 
-// TestRenderValue pins decisions.md's impression value rendering.
+// TestRenderValue pins the impression value rendering of docs/reference/evaluation.md,
+// Rendered values.
 func TestRenderValue(t *testing.T) {
 	var decoded any
 	if err := json.Unmarshal([]byte(`{"b": [1, 2.5, "x<y"], "a": null, "c": 1e21}`), &decoded); err != nil {

@@ -1,6 +1,6 @@
 package eval
 
-// maxSafeInteger is 2^53−1. extensions.md §2: a numeric major, minor or patch above it makes
+// maxSafeInteger is 2^53−1. docs/reference/evaluation.md, Versions: a numeric major, minor or patch above it makes
 // the text no valid version (the largest integer every JSON-minded SDK holds exactly).
 const maxSafeInteger = 1<<53 - 1
 
@@ -13,7 +13,7 @@ type version struct {
 }
 
 // parseVersion reads s as a SemVer 2.0.0 version with at most one leading lowercase "v"
-// (extensions.md §2). Nothing is trimmed: whitespace, "V", "=" and partial versions ("1.2")
+// (docs/reference/evaluation.md, Versions). Nothing is trimmed: whitespace, "V", "=" and partial versions ("1.2")
 // make s no version, and so does a numeric major, minor or patch above 2^53−1.
 func parseVersion(s string) (version, bool) {
 	var v version

@@ -12,9 +12,10 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 )
 
-// TestRuleJSONExtensions checks the wire model of extensions.md §2: the new rule fields
-// round-trip, and a rule written without them encodes exactly as before they existed
-// (absent, not null or []), with variants: [] coming back absent.
+// TestRuleJSONExtensions checks the wire form of docs/reference/evaluation.md, Wire form: the
+// rule fields conditions, rollout_percentage and variants round-trip, and a rule written
+// without them encodes without them (absent, not null or []), with variants: [] coming back
+// absent.
 func TestRuleJSONExtensions(t *testing.T) {
 	t.Run("new fields round-trip", func(t *testing.T) {
 		in := `{"attribute":"plan","operator":"equals","values":["pro"],` +
@@ -116,7 +117,8 @@ func condHolds(t *testing.T, op eval.Operator, values []string, attrs map[string
 	return snap.Evaluate("f", "u", attrs).Reason == eval.ReasonRuleMatch
 }
 
-// TestNewOperators is a table of the operators of extensions.md §2 against Go attribute
+// TestNewOperators is a table of the set, pattern, version and instant operators
+// (docs/reference/evaluation.md, Operators) against Go attribute
 // types the JSON vectors cannot express (ints, float32, json.Number) and the edges of each.
 func TestNewOperators(t *testing.T) {
 	tests := []struct {
@@ -201,7 +203,8 @@ func TestNewOperators(t *testing.T) {
 	}
 }
 
-// TestMissingAttribute checks extensions.md §2: a missing or null attribute satisfies
+// TestMissingAttribute checks docs/reference/evaluation.md, Missing attributes: a missing or
+// null attribute satisfies
 // not_equals, not_in and not_contains and fails every other operator.
 func TestMissingAttribute(t *testing.T) {
 	ops := map[eval.Operator]bool{
@@ -260,7 +263,8 @@ func TestConditionsAreANDed(t *testing.T) {
 	}
 }
 
-// TestRuleRolloutAndSplit checks per-rule rollout_percentage and variants (extensions.md §2):
+// TestRuleRolloutAndSplit checks per-rule rollout_percentage and variants
+// (docs/reference/evaluation.md, Per-rule rollout and Per-rule split):
 // users left out by a rule's rollout go on to the next rule, raising it only adds users, a
 // split uses the flag's variant bucket, zero weights are never chosen, and W = 0 returns what
 // the rule would return without variants.

@@ -16,12 +16,12 @@ import (
 	"time"
 )
 
-// maxBatch is the server's batch limit (spec, Limits: 500 items; extensions.md
-// §3: 500 summaries).
+// maxBatch is the server's batch limit for impressions, summaries and goal
+// events (docs/reference/limits.md, Requests: 500 items).
 const maxBatch = 500
 
-// Impression is one evaluation record (spec, Impression). Attributes never
-// leave the process, so it carries no context.
+// Impression is one evaluation record (docs/reference/measurement.md,
+// Impressions). Attributes never leave the process, so it carries no context.
 type Impression struct {
 	FlagKey     string    `json:"flag_key"`
 	UserID      *string   `json:"user_id"`
@@ -30,9 +30,9 @@ type Impression struct {
 }
 
 // Summary is Count evaluations of FlagKey that returned Value, the first
-// at Start and the last at End (extensions.md §3, Summaries). The server
-// files a summary at its End, so a summary never spans two UTC days: its
-// evaluations count on the day they happened.
+// at Start and the last at End (docs/reference/measurement.md, Summaries).
+// The server files a summary at its End, so a summary never spans two UTC
+// days: its evaluations count on the day they happened.
 type Summary struct {
 	FlagKey string    `json:"flag_key"`
 	Value   string    `json:"value"`
@@ -41,7 +41,7 @@ type Summary struct {
 	End     time.Time `json:"end"`
 }
 
-// Goal is one goal event (spec, Goal event).
+// Goal is one goal event (docs/reference/measurement.md, Goal events).
 type Goal struct {
 	EventKey   string    `json:"event_key"`
 	UserID     *string   `json:"user_id"`

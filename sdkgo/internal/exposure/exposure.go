@@ -3,7 +3,7 @@
 //
 // It is what lets the SDK report each evaluation exactly once, as an
 // impression the first time a triple is seen and as a summary count
-// afterwards (extensions.md §3, Summaries). Forgetting is always safe: a
+// afterwards (docs/reference/measurement.md, Reporting once). Forgetting is always safe: a
 // forgotten triple seen again becomes a second impression of the same user,
 // which the server counts once as a user and once as an evaluation, exactly
 // like the evaluation it stands for.

@@ -46,8 +46,8 @@ func (s *Store) SetEnvironmentID(id string) {
 
 // Begin starts a fresh store on `connected`. It fills from the replay and
 // replaces the current one at Ready; until then evaluations keep using the
-// old flags, which equals the specification's clear-and-rebuild without a
-// window of empty answers.
+// old flags, which equals the clear-and-rebuild of docs/reference/stream.md,
+// Reconnect, without a window of empty answers.
 func (s *Store) Begin() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,7 +70,8 @@ func (s *Store) Ready() {
 }
 
 // Upsert applies an UPSERT. Live updates are applied only when newer than
-// the flag held (decisions.md: versions), so reordered updates are harmless.
+// the flag held (docs/reference/flags.md, Version), so reordered updates are
+// harmless.
 func (s *Store) Upsert(f eval.Flag) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

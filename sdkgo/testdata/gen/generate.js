@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// Writes the evaluation test vectors in ../vectors/ (format: shared/spec/eval-vectors.md).
+// Writes the evaluation test vectors in ../vectors/ (format: docs/reference/evaluation.md,
+// Test vectors).
 //
 // Why a Node script: the expected rollout and variant outcomes must not come from the Go
 // evaluator they test. This script hashes with two independent JavaScript implementations of
 // MurmurHash3 x86 32-bit (npm "murmurhash" and "murmurhash3js-revisited", pinned in
 // package.json), refuses to run unless both reproduce published reference values and agree on
-// every input, and implements the bucket arithmetic of decisions.md ("Evaluation") itself.
-// Outcomes that need no hash (operators, prerequisites, disabled values) are written out by
-// hand from the specification.
+// every input, and implements the bucket arithmetic of docs/reference/evaluation.md, Buckets,
+// itself. Outcomes that need no hash (operators, prerequisites, disabled values) are written
+// out by hand from the rules of docs/reference/evaluation.md.
 //
 // Usage: npm ci && node generate.js            (writes ../vectors/*.json)
 //        node generate.js --hash-inputs        (prints "hex<TAB>input" for every hash used,
@@ -20,7 +21,7 @@ const murmurhash = require('murmurhash');
 const revisited = require('murmurhash3js-revisited');
 
 // ---------------------------------------------------------------------------------------------
-// MurmurHash3 x86 32-bit, seed 0, over UTF-8 bytes (decisions.md, Evaluation).
+// MurmurHash3 x86 32-bit, seed 0, over UTF-8 bytes (docs/reference/evaluation.md, Hashes).
 
 const hashInputs = new Map();
 
@@ -54,7 +55,7 @@ for (const [input, want] of REFERENCE) {
 hashInputs.clear();
 
 // ---------------------------------------------------------------------------------------------
-// The bucket arithmetic of decisions.md, Evaluation, and steps 5 and 6 of the evaluation rules.
+// The bucket arithmetic of docs/reference/evaluation.md, Buckets, Rollout and Variant selection.
 
 // rolloutBucket is murmur3(flag_key + ":" + user_key) % 100.
 function rolloutBucket(flagKey, userKey) {
@@ -164,7 +165,7 @@ function findUser(pred, prefix = 'probe-') {
 const files = [];
 
 // ---------------------------------------------------------------------------------------------
-// operators.json: spec, Evaluation rules step 7, and decisions.md's text form and numbers.
+// operators.json: docs/reference/evaluation.md, Rules, Text form, Numbers and Operators.
 {
   const flags = [];
   const cases = [];
@@ -478,7 +479,7 @@ const files = [];
     }
   };
 
-  // The example of eval-vectors.md.
+  // A rule match bypasses a 0 % rollout (docs/reference/evaluation.md, Evaluation order).
   flags.push(flag('new-checkout', { rollout_percentage: 0, rules: [rule('plan', 'equals', ['pro'])] }));
   cases.push(kase('rule on plan wins over 0% rollout', 'new-checkout', 'user-17', true, { plan: 'pro', age: 30 }));
   cases.push(kase('0% rollout without a rule match', 'new-checkout', 'user-17', false, { plan: 'free', age: 30 }));
@@ -614,7 +615,7 @@ const files = [];
 }
 
 // ---------------------------------------------------------------------------------------------
-// prerequisites.json: step 2 and decisions.md's depth limit.
+// prerequisites.json: docs/reference/evaluation.md, Prerequisites and Depth limit.
 {
   const flags = [];
   const cases = [];
@@ -785,7 +786,8 @@ const files = [];
 }
 
 // ---------------------------------------------------------------------------------------------
-// targeting.json: extensions.md §2, in targeting.js.
+// targeting.json: conditions, the set, pattern, version and instant operators, per-rule
+// rollouts and splits (docs/reference/evaluation.md), in targeting.js.
 
 files.push(require('./targeting.js')({ flag, kase, raw, rolloutBucket, variantIndex, USERS, show, findUser }));
 

@@ -1,10 +1,10 @@
-// targeting.json: extensions.md §2 (conditions, not_in, not_contains, regex, semver_*,
-// before/after, per-rule rollout_percentage and variants, the number text form).
+// targeting.json: docs/reference/evaluation.md (conditions, not_in, not_contains, regex,
+// semver_*, before/after, per-rule rollout_percentage and variants, the number text form).
 //
 // Expected outcomes never come from the Go evaluator. They are computed here by:
 // - semver_*: npm "semver" (pinned in package.json) for precedence, behind a syntax check with
 //   the regular expression that semver.org publishes for SemVer 2.0.0 (node-semver itself
-//   trims whitespace, which extensions.md forbids) plus the one leading "v" and the 2^53−1
+//   trims whitespace, which docs/reference/evaluation.md, Versions, forbids) plus the one leading "v" and the 2^53−1
 //   limit; numeric pre-release identifiers beyond 2^53−1, which node-semver compares as
 //   floats, are compared with BigInt instead (and the two must agree everywhere else);
 // - regex: JavaScript's RegExp, on ASCII patterns and texts in the syntax RE2 and JavaScript
@@ -37,7 +37,7 @@ module.exports = function targeting({ flag, kase, raw, rolloutBucket, variantInd
   }
 
   // plainDecimal writes a finite double in plain decimal with the shortest digits that
-  // identify it (decisions.md and extensions.md §2: 1e21 → 1000000000000000000000).
+  // identify it (docs/reference/evaluation.md, Text form: 1e21 → 1000000000000000000000).
   function plainDecimal(x) {
     if (x === 0) return '0';
     const sign = x < 0 ? '-' : '';
@@ -70,7 +70,8 @@ module.exports = function targeting({ flag, kase, raw, rolloutBucket, variantInd
   const SEMVER_ORG = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
   const MAX_SAFE = 2n ** 53n - 1n;
 
-  // version returns the text without its "v" when it is a version by extensions.md §2.
+  // version returns the text without its "v" when it is a version by
+  // docs/reference/evaluation.md, Versions.
   function version(text) {
     if (typeof text !== 'string') return null;
     const t = text.startsWith('v') ? text.slice(1) : text;
@@ -180,7 +181,8 @@ module.exports = function targeting({ flag, kase, raw, rolloutBucket, variantInd
   }
 
   // ---------------------------------------------------------------------------------------
-  // Conditions, rules and flags (spec step 4 and extensions.md §2).
+  // Conditions, rules and flags (docs/reference/evaluation.md, Evaluation order, Rules and
+  // Conditions).
 
   const NEGATIVE = new Set(['not_equals', 'not_in', 'not_contains']);
   const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
@@ -489,7 +491,7 @@ module.exports = function targeting({ flag, kase, raw, rolloutBucket, variantInd
   check(afterNeg, 'after: digits -999', { a: '-999' }, true);
 
   // ---------------------------------------------------------------------------------------
-  // The number text form (extensions.md §2) with the text operators.
+  // The number text form (docs/reference/evaluation.md, Text form) with the text operators.
 
   const text = op('number-text', 'equals', ['1000000000000000000000', '1180591620717411300000', '0.0000001', '0', '123456789012345680000']);
   check(text, 'text form: 1e21 is 1000000000000000000000', { a: 1e21 }, true);
@@ -594,5 +596,5 @@ module.exports = function targeting({ flag, kase, raw, rolloutBucket, variantInd
   check(zero, 'rule split with all weights 0: no rule match gives the disabled value at rollout 0', { plan: 'free' }, 'off', 'user-3');
   check(boolSplit, 'rule variants on a boolean flag: a match is true', { plan: 'pro' }, true, 'user-3');
 
-  return { file: 'targeting.json', name: 'conditions, new operators, rule rollouts and splits (extensions.md §2)', flags, cases };
+  return { file: 'targeting.json', name: 'conditions, set, pattern, version and instant operators, rule rollouts and splits', flags, cases };
 };
