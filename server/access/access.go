@@ -1,6 +1,7 @@
 // Package access is the one decision of who may do what: a principal's
 // project role, key kind and token mode against what an operation needs.
-// The control plane (core) and measurement (measure) both ask it.
+// Identity (identity), flags and governance (core), notifications (notify)
+// and measurement (measure) all ask it, and so does the stream handler.
 package access
 
 import (
@@ -15,9 +16,10 @@ import (
 	"github.com/switchyard/switchyard/server/auth"
 )
 
-// Need is the access an operation requires (spec, Roles): a project role
-// and whether the operation writes. read_only tokens may do every read their
-// owner's role allows (spec, Authentication rule 6), so the two are separate.
+// Need is the access an operation requires (docs/reference/identity.md,
+// Roles): a project role and whether the operation writes. read_only tokens
+// may do every read their owner's role allows (docs/reference/identity.md,
+// Personal access tokens), so the two are separate.
 type Need int
 
 // The needs.
@@ -45,7 +47,8 @@ func roleGrants(role string, need Need) bool {
 	return false
 }
 
-// The refusals; core returns ErrEnvNotFound and ErrReadOnly itself too.
+// The refusals; identity, core and measure return ErrEnvNotFound and
+// ErrReadOnly themselves too.
 var (
 	ErrEnvNotFound = apperr.E(apperr.NotFound, "environment not found")
 	errNoPrincipal = apperr.E(apperr.Unauthenticated, "authentication required")
@@ -55,10 +58,10 @@ var (
 )
 
 // Authorize is the one decision of who may do what inside a project: every
-// project- and environment-scoped operation ends here. decisions.md: a
-// project the caller is not a member of does not exist for them (404); a
-// member whose role is too weak gets 403; workspace admins bypass membership;
-// a read_only token never writes.
+// project- and environment-scoped operation ends here. A project the caller
+// is not a member of does not exist for them (404); a member whose role is
+// too weak gets 403; workspace admins bypass membership; a read_only token
+// never writes (docs/reference/identity.md, Not found, not forbidden).
 func Authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) error {
 	if p == nil {
 		return errNoPrincipal
@@ -85,7 +88,7 @@ func Authorize(ctx context.Context, q *db.Queries, p *auth.Principal, projectID 
 }
 
 // RequireServerKey admits a server SDK key (the stream, the snapshot):
-// client keys answer 403 (extensions.md, Client keys).
+// client keys answer 403 (docs/reference/identity.md, Client keys).
 func RequireServerKey(p *auth.Principal) error {
 	if p != nil && p.Client {
 		return errClientKey
@@ -93,8 +96,8 @@ func RequireServerKey(p *auth.Principal) error {
 	return nil
 }
 
-// Project loads a project the principal may use with need.
-// decisions.md: SDK keys answer 403 on project-level routes.
+// Project loads a project the principal may use with need. SDK keys answer
+// 403 on project-level routes (docs/reference/identity.md, Server SDK keys).
 func Project(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uuid.UUID, need Need) (db.Project, error) {
 	if p != nil && p.Kind == auth.KindSDKKey {
 		return db.Project{}, apperr.E(apperr.Forbidden, "SDK keys may only use the routes of their own environment")
@@ -109,10 +112,11 @@ func Project(ctx context.Context, q *db.Queries, p *auth.Principal, projectID uu
 	return project, err
 }
 
-// Env loads an environment the principal may use with need.
-// decisions.md: an SDK key acts as an admin of its own environment; any other
-// environment answers 404. extensions.md: a client key may only ingest; any
-// other route answers 403, for every environment.
+// Env loads an environment the principal may use with need. An SDK key acts
+// as an admin of its own environment; any other environment answers 404
+// (docs/reference/identity.md, Server SDK keys). A client key may only
+// ingest; any other route answers 403, for every environment
+// (docs/reference/identity.md, Client keys).
 func Env(ctx context.Context, q *db.Queries, p *auth.Principal, envID uuid.UUID, need Need) (db.Environment, error) {
 	if p == nil {
 		return db.Environment{}, errNoPrincipal

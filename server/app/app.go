@@ -29,7 +29,7 @@ import (
 )
 
 // shutdownTimeout bounds how long in-flight requests may finish after
-// SIGTERM (decisions.md: up to 10 s).
+// SIGTERM: up to 10 s (docs/reference/server.md, Shutdown).
 const shutdownTimeout = 10 * time.Second
 
 // startupTimeout bounds connecting, migrating and seeding at start.
@@ -38,7 +38,8 @@ const startupTimeout = 60 * time.Second
 // Run is the whole program: it reads the configuration from lookupEnv, starts
 // the server, writes JSON logs to stdout and blocks until ctx is cancelled,
 // then shuts down gracefully. Configuration comes from the environment only
-// (decisions.md), so any command-line argument is an error.
+// (docs/reference/server.md, Configuration), so any command-line argument is
+// an error.
 func Run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout io.Writer) error {
 	if len(args) > 1 {
 		return fmt.Errorf("unexpected arguments %q: switchyard is configured through environment variables only", args[1:])
@@ -225,7 +226,7 @@ func (a *App) Serve(ctx context.Context) error {
 	go func() { defer close(retentionDone); a.retention(retentionCtx) }()
 	defer func() { stopRetention(); <-retentionDone }() // also before the pool closes
 	// Streams never end on their own: Shutdown waits for handlers, so the
-	// hub must end them (STYLE §6).
+	// hub must end them (docs/reference/code-style.md, §6 Bus and hub).
 	a.server.RegisterOnShutdown(a.rt.hub.Close)
 	defer a.rt.close()
 	a.logger.Info("listening", "addr", a.Addr())

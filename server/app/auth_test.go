@@ -77,7 +77,8 @@ func TestLoginSessionAndLogout(t *testing.T) {
 		t.Errorf("me without credentials = %d, want 401", status)
 	}
 
-	// CSRF (spec, Authentication rule 4): a cookie mutation needs the header.
+	// CSRF (docs/reference/identity.md, CSRF header): a cookie mutation needs
+	// the header.
 	if status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/auth/logout", Cookie: r.cookie}); status != http.StatusForbidden {
 		t.Fatalf("logout without X-Service-Request = %d %s, want 403", status, raw)
 	}
@@ -85,7 +86,7 @@ func TestLoginSessionAndLogout(t *testing.T) {
 	if status != http.StatusNoContent || !strings.Contains(resp.Header.Get("Set-Cookie"), "Max-Age=0") {
 		t.Fatalf("logout = %d, Set-Cookie %q; want 204 clearing the cookie", status, resp.Header.Get("Set-Cookie"))
 	}
-	// decisions.md: logout deletes the session, so a copied cookie stops working.
+	// Logout deletes the session, so a copied cookie stops working.
 	if status, _, _ := s.Do(t, apptest.Request{Method: "GET", Path: "/api/auth/me", Cookie: r.cookie}); status != http.StatusUnauthorized {
 		t.Errorf("me with a logged-out cookie = %d, want 401", status)
 	}
@@ -113,7 +114,7 @@ func TestLockout(t *testing.T) {
 		}
 		clock.Advance(time.Minute)
 	}
-	// decisions.md: the 5th failure within 10 minutes answers 401 with 0 and locks.
+	// The 5th failure within 10 minutes answers 401 with 0 and locks.
 	if r := login(t, s, "ada@example.com", "wrong password"); r.status != http.StatusUnauthorized || r.attemptsRemaining != 0 {
 		t.Fatalf("5th failure = %d %v, want 401 attempts_remaining 0", r.status, r.body)
 	}

@@ -28,7 +28,8 @@ func newKindKey(t *testing.T, s *apptest.Server, admin string, project, env uuid
 	return k
 }
 
-// extensions.md, Client keys: kinds, prefixes, validation, listing.
+// docs/reference/identity.md, SDK key management: kinds, prefixes,
+// validation, listing.
 func TestSDKKeyKinds(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)
@@ -131,7 +132,7 @@ func TestClientKeyReach(t *testing.T) {
 	}
 }
 
-// Spec, Limits, as extensions.md counts it: the last server key stays;
+// docs/reference/identity.md, SDK key management: the last server key stays;
 // client keys neither count nor are protected.
 func TestLastServerKey(t *testing.T) {
 	t.Parallel()
@@ -150,8 +151,9 @@ func TestLastServerKey(t *testing.T) {
 	must(t, s, admin, "DELETE", keys+itoa(c2.ID), nil, http.StatusNoContent, nil)
 }
 
-// extensions.md: client_side is a flag field like any other: default false,
-// null means false, merge patch, replace, promote and diff carry it.
+// docs/reference/flags.md, Client-side flags: client_side is a flag field like
+// any other: default false, null means false, merge patch, replace, promote and
+// diff carry it.
 func TestClientSideFlagField(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)

@@ -14,9 +14,8 @@ import (
 
 type route struct{ method, path string }
 
-// contractRoutes is every route of service-spec.md's Endpoints section and of
-// decisions.md, transcribed by hand so that a route dropped from
-// api/openapi.yaml fails a test.
+// contractRoutes is every route that docs/reference/ states, transcribed by
+// hand so that a route dropped from api/openapi.yaml fails a test.
 var contractRoutes = []route{
 	{"GET", "/health"},
 	{"GET", "/api/auth/workspace"},

@@ -14,7 +14,7 @@ import (
 // twoInstances starts two instances on one database over a Redis of their
 // own. The change-log poll and the keep-alive are an hour, so whatever ends
 // on B within the test's limits arrived through the route every ended
-// credential takes (core's txV and the bus), not through the safety nets.
+// credential takes (identity's txV and the bus), not through the safety nets.
 func twoInstances(t *testing.T) (a, b *apptest.Server) {
 	t.Helper()
 	url, _, _ := redisOn(t)

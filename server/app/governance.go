@@ -25,8 +25,8 @@ func WithNotifyBackoff(delays ...time.Duration) Option {
 	return func(o *options) { o.notifyBackoff = delays }
 }
 
-// WithNotifyLease replaces how long a claimed notification stays reserved
-// for its sender between two renewals (core.Config.NotifyLease, 10 s), so
+// WithNotifyLease replaces how long a claimed notification stays reserved for
+// its sender between two renewals (notify.ServiceConfig.NotifyLease, 10 s), so
 // tests can hold a request open for several leases without waiting long.
 func WithNotifyLease(d time.Duration) Option {
 	return func(o *options) { o.notifyLease = d }

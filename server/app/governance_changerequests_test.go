@@ -124,7 +124,8 @@ func TestChangeRequestApprovalFlow(t *testing.T) {
 	}
 }
 
-// TestChangeRequestStates walks the state table of the specification.
+// TestChangeRequestStates walks the state table of change requests
+// (docs/reference/flags.md, Change requests).
 func TestChangeRequestStates(t *testing.T) {
 	t.Parallel()
 	ce := newCREnv(t)

@@ -19,7 +19,8 @@ import (
 )
 
 // crashRetryTarget is how soon a delivery cut short by a crash must be
-// attempted again once an instance is up (issue 14).
+// attempted again once an instance is up: a crash loses no notification
+// (docs/reference/notifications.md, Delivery guarantees).
 const crashRetryTarget = 30 * time.Second
 
 // attempt is one request a holdingReceiver got.

@@ -155,8 +155,9 @@ func assertOneDefault(t *testing.T, s *apptest.Server, admin string, project, wa
 	}
 }
 
-// Spec, Limits: the default environment, the last environment and the one
-// holding the project's last SDK keys cannot be deleted.
+// docs/reference/identity.md, Invariants: the default environment, the last
+// environment and the one holding the project's last server keys cannot be
+// deleted.
 func TestDeleteEnvironment(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)

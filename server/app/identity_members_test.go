@@ -71,7 +71,8 @@ func TestMembers(t *testing.T) {
 	}
 }
 
-// Spec, Roles: project roles are independent across projects.
+// docs/reference/identity.md, Roles: project roles are independent across
+// projects.
 func TestMemberRolesIndependentAcrossProjects(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)

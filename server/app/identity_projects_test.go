@@ -62,8 +62,9 @@ func TestCreateProjectSeeds(t *testing.T) {
 	}
 }
 
-// decisions.md: a slug is lowercase ASCII, every run of other characters one
-// hyphen, trimmed of hyphens; a name without ASCII letters or digits is 422.
+// docs/reference/identity.md, Projects and environments: a slug is lowercase
+// ASCII, every run of other characters one hyphen, trimmed of hyphens; a
+// name without ASCII letters or digits is 422.
 func TestProjectSlugs(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)
@@ -214,8 +215,9 @@ func TestDeleteProject(t *testing.T) {
 	}
 }
 
-// Spec, Limits: at least one project remains, even when every project is
-// deleted at once: exactly all but one of the deletes succeed.
+// docs/reference/identity.md, Invariants: at least one project remains, even
+// when every project is deleted at once: exactly all but one of the deletes
+// succeed.
 func TestDeleteProjectsConcurrently(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)

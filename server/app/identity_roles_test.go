@@ -82,9 +82,9 @@ func (w *roleWorld) plainUser(t *testing.T) int64 {
 func (w *roleWorld) projectPath(p projectBody) string { return "/api/projects/" + p.ID.String() }
 
 // Access control of every management route for every kind of caller
-// (spec, Roles; decisions.md, Identity and credentials and Further points).
-// Each case arranges a fresh target of its own, so that the cases can run
-// at once.
+// (docs/reference/identity.md, Roles, Not found, not forbidden, and Server SDK
+// keys). Each case arranges a fresh target of its own, so that the cases can
+// run at once.
 func TestRoleMatrix(t *testing.T) {
 	t.Parallel()
 	w := newRoleWorld(t)

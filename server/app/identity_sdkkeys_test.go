@@ -77,7 +77,8 @@ func TestSDKKeys(t *testing.T) {
 	}
 }
 
-// Spec, Limits: one SDK key per project remains when all are revoked at once.
+// docs/reference/identity.md, Invariants: one server key per project remains
+// when all are revoked at once.
 func TestRevokeSDKKeysConcurrently(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)

@@ -96,8 +96,8 @@ func TestTokens(t *testing.T) {
 	}
 }
 
-// Spec, Authentication rule 6: a read_only token reads, may mint read_only
-// tokens, but never a read_write one, and never deletes.
+// docs/reference/identity.md, Personal access tokens: a read_only token reads,
+// may mint read_only tokens, but never a read_write one, and never deletes.
 func TestReadOnlyTokenScope(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)

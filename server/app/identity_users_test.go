@@ -124,10 +124,10 @@ func TestDeleteUser(t *testing.T) {
 	must(t, s, admin, "DELETE", "/api/users/"+itoa(adaID), nil, http.StatusNotFound, nil)
 }
 
-// Spec, Limits: one admin always remains. Two admins removing each other at
-// once: exactly one succeeds. The other is refused: 422 when its request was
-// authenticated before the first committed, 401 (deleted) or 403 (demoted)
-// when after.
+// docs/reference/identity.md, Invariants: one admin always remains. Two admins
+// removing each other at once: exactly one succeeds. The other is refused: 422
+// when its request was authenticated before the first committed, 401 (deleted)
+// or 403 (demoted) when after.
 func TestLastAdminConcurrently(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)

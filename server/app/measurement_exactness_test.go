@@ -74,12 +74,12 @@ func set(m map[string]map[string]bool, a, b string) {
 	m[a][b] = true
 }
 
-// issue 17, exactness: the real Go SDK, reporting each evaluation once (an
-// impression for a (flag, user, value) it does not remember, a summary
-// count otherwise, with a memory small enough to forget), against a real
-// server; stats, exposure (variants and timeline), event keys and
-// experiment results equal the figures counted from the evaluations
-// themselves, to the unit.
+// Exactness (docs/reference/measurement.md, Reporting once): the real Go SDK,
+// reporting each evaluation once (an impression for a (flag, user, value) it
+// does not remember, a summary count otherwise, with a memory small enough to
+// forget), against a real server; stats, exposure (variants and timeline),
+// event keys and experiment results equal the figures counted from the
+// evaluations themselves, to the unit.
 func TestMeasurementIsExactWithTheSDK(t *testing.T) {
 	t.Parallel()
 	me := &measEnv{flagEnv: newFlagEnv(t)} // the real clock: the SDK stamps its reports

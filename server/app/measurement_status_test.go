@@ -53,7 +53,7 @@ func values(s flagStatus) map[string]int64 {
 	return out
 }
 
-// extensions.md section 3, Flag status, on a server whose clock reads a
+// docs/reference/measurement.md, Flag status, on a server whose clock reads a
 // little over 8 days after the flags were created: launched, active and
 // inactive, and a window of exactly 168 hours whose first, partial hour is
 // counted from the raw rows.

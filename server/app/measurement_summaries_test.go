@@ -19,9 +19,10 @@ func summary(flag, value string, count int, start, end time.Time) map[string]any
 		"start": start.Format(time.RFC3339Nano), "end": end.Format(time.RFC3339Nano)}
 }
 
-// extensions.md section 3: summaries count wherever evaluations are counted
-// (stats, exposure and its timeline), at their end, and nowhere users are
-// (unique users, first exposures, experiments, the impression list).
+// docs/reference/measurement.md, Summaries: summaries count wherever
+// evaluations are counted (stats, exposure and its timeline), at their end, and
+// nowhere users are (unique users, first exposures, experiments, the impression
+// list).
 func TestSummariesCountWhereEvaluationsCount(t *testing.T) {
 	t.Parallel()
 	me := newMeasEnv(t)

@@ -81,8 +81,9 @@ func ctxOf(user string, attrs map[string]any) map[string]any {
 	return map[string]any{"context": c}
 }
 
-// extensions.md, OFREP: single evaluations of every type, targeting, reasons,
-// the null result, a missing flag, bad bodies, credentials.
+// docs/reference/ofrep.md, Result of one flag: single evaluations of every
+// type, targeting, reasons, the null result, a missing flag, bad bodies,
+// credentials.
 func TestOFREPSingleEvaluation(t *testing.T) {
 	t.Parallel()
 	oe := newOFREPEnv(t)
@@ -351,7 +352,8 @@ func TestOFREPImpressions(t *testing.T) {
 }
 
 // Nothing a client key can reach reveals a rule, a segment, a variant it did
-// not receive or another user's data (extensions.md, Client keys).
+// not receive or another user's data (docs/reference/ofrep.md, Client-side
+// availability).
 func TestClientKeyLearnsNothingElse(t *testing.T) {
 	t.Parallel()
 	oe := newOFREPEnv(t)

@@ -49,10 +49,10 @@ type realtime struct {
 	exposures *ofrep.Exposures
 }
 
-// newRealtime chooses the bus: Redis, unless REDIS_URL is empty
-// (decisions.md: the in-process bus, one instance only). Writers publish
-// through the change follower it returns, which reads the change log on
-// pool.
+// newRealtime chooses the bus: Redis, unless REDIS_URL is empty (the in-process
+// bus, one instance only: docs/reference/stream.md, Multiple instances).
+// Writers publish through the change follower it returns, which reads the
+// change log on pool.
 func newRealtime(cfg config.Config, pool db.DBTX, now func() time.Time, logger *slog.Logger, o realtimeOptions) (*realtime, error) {
 	rt := &realtime{metrics: metrics.New(), opts: o}
 	if cfg.UsesRedis() {

@@ -199,7 +199,7 @@ func TestSDKAgainstTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// u1 evaluated checkout many times: the first is an impression, the
-	// rest summary counts (extensions.md section 3).
+	// rest summary counts (docs/reference/measurement.md, Reporting once).
 	if impressions != 1 || goals != 1 || value != 42.5 {
 		t.Errorf("in the database: %d checkout=true impressions of u1, %d purchase events (value %v); want 1 and 1 (42.5)", impressions, goals, value)
 	}

@@ -48,10 +48,10 @@ func gunzip(t *testing.T, b []byte) []byte {
 	return out
 }
 
-// GET /flags/snapshot honours Accept-Encoding: gzip (issue 14): the same
-// JSON, compressed, with Content-Encoding, its own Content-Length, Vary,
-// and the weak form of the identity body's ETag (docs/api.md); 304s work
-// across both forms.
+// GET /flags/snapshot honours Accept-Encoding: gzip (docs/reference/stream.md,
+// Snapshot): the same JSON, compressed, with Content-Encoding, its own
+// Content-Length, Vary, and the weak form of the identity body's ETag
+// (docs/api.md); 304s work across both forms.
 func TestSnapshotGzip(t *testing.T) {
 	t.Parallel()
 	fe := newFlagEnv(t)

@@ -19,10 +19,11 @@ func cond(attr, op string, values ...string) anyMap {
 	return anyMap{"attribute": attr, "operator": op, "values": values}
 }
 
-// extensions.md §2: bad conditions, operators, values, rule rollouts and rule
-// splits are refused at write time with the field's path; the schema
-// (operator enum, minItems, bounds) and core (values the evaluator's parsers
-// refuse, rules without a condition, splits) share the work.
+// docs/reference/evaluation.md, Rule validation: bad conditions, operators,
+// values, rule rollouts and rule splits are refused at write time with the
+// field's path; the schema (operator enum, minItems, bounds) and core (values
+// the evaluator's parsers refuse, rules without a condition, splits) share the
+// work.
 func TestTargetingValidation(t *testing.T) {
 	t.Parallel()
 	fe := newFlagEnv(t)
@@ -91,17 +92,18 @@ func TestTargetingValidation(t *testing.T) {
 // order the server encodes (eval.Rule), compact, so that "comes back as
 // written" can be checked byte for byte. The second rule has no top-level
 // condition: its values come back as [] (absent or [] are the same,
-// extensions.md §2), so it is written as [].
+// docs/reference/evaluation.md, Wire form), so it is written as [].
 const extendedRules = `[` +
 	`{"attribute":"country","operator":"not_in","values":["DE","FR"],"conditions":[{"attribute":"version","operator":"semver_greater_than_or_equal","values":["v2.4.0"]},{"attribute":"signup","operator":"after","values":["2026-03-01T00:00:00Z"]}],"rollout_percentage":100,"variants":[{"weight":1,"value":"arm-a"},{"weight":1,"value":"arm-b"}]},` +
 	`{"values":[],"segment_key":"beta","variant":"beta","conditions":[{"attribute":"country","operator":"equals","values":["NL"]}],"rollout_percentage":50},` +
 	`{"attribute":"plan","operator":"equals","values":["free"],"variant":"free"}` +
 	`]`
 
-// extensions.md §2: a flag with conditions, a rule rollout and a rule split
-// round-trips byte for byte through the API and promotion, reaches the stream
-// and the snapshot segment-expanded, and evaluates through OFREP to the value
-// the one evaluator gives on the snapshot.
+// docs/reference/evaluation.md, Wire form and Segment expansion: a flag with
+// conditions, a rule rollout and a rule split round-trips byte for byte through
+// the API and promotion, reaches the stream and the snapshot segment-expanded,
+// and evaluates through OFREP to the value the one evaluator gives on the
+// snapshot.
 func TestTargetingRoundTripAndEvaluation(t *testing.T) {
 	t.Parallel()
 	fe := newFlagEnv(t)
@@ -215,8 +217,9 @@ func TestTargetingRoundTripAndEvaluation(t *testing.T) {
 	}
 }
 
-// extensions.md §2: change requests and scheduled changes carry the new rule
-// fields unchanged (both apply the patch through the one merge-patch path).
+// docs/reference/evaluation.md, Wire form: change requests and scheduled
+// changes carry the new rule fields unchanged (both apply the patch through the
+// one merge-patch path).
 func TestTargetingThroughChangeRequestAndSchedule(t *testing.T) {
 	t.Parallel()
 	// A boolean flag's rules: conditions and a rule rollout, no split.

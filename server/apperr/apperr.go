@@ -11,7 +11,8 @@ import (
 // Kind classifies an error by what the client can do about it.
 type Kind int
 
-// The kinds, in the order of the table in STYLE.md §4.
+// The kinds, in the order of the table in docs/reference/code-style.md, §4
+// Errors.
 const (
 	Internal         Kind = iota // a fault of ours; the client sees a generic message
 	Invalid                      // well-formed input that breaks a rule (422)

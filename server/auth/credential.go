@@ -10,24 +10,25 @@ import (
 	"fmt"
 )
 
-// The kinds of generated credential. decisions.md: credentials are told apart
-// by prefix, sk_live_ is an SDK key and pat_ a personal access token;
-// extensions.md: pk_live_ is a client ("publishable") key.
+// The kinds of generated credential. Credentials are told apart by prefix:
+// sk_live_ is a server SDK key, pk_live_ a client ("publishable") key and
+// pat_ a personal access token (docs/reference/identity.md, Credentials).
 const (
 	SDKKeyKind    = "sk_live_"
 	ClientKeyKind = "pk_live_"
 	TokenKind     = "pat_"
 )
 
-// credentialPrefixLen is the length of the display prefix (decisions.md: the
-// first 12 characters of the full value).
+// credentialPrefixLen is the length of the display prefix: the first 12
+// characters of the full value (docs/reference/identity.md, Credentials).
 const credentialPrefixLen = 12
 
 // NewCredential returns a new random credential of kind (SDKKeyKind,
-// ClientKeyKind or TokenKind): the full value, shown once to its creator; its display prefix;
-// and the hash to store. The random part is 32 bytes from crypto/rand (256
-// bits, above the 128 decisions.md asks for) in lowercase hex, so the value
-// is URL-safe and needs no padding.
+// ClientKeyKind or TokenKind): the full value, shown once to its creator; its
+// display prefix; and the hash to store. The random part is 32 bytes from
+// crypto/rand (256 bits, above the 128 that docs/reference/identity.md,
+// Credentials, asks for) in lowercase hex, so the value is URL-safe and needs
+// no padding.
 func NewCredential(kind string) (full, prefix string, hash []byte, err error) {
 	if kind != SDKKeyKind && kind != ClientKeyKind && kind != TokenKind {
 		return "", "", nil, fmt.Errorf("new credential: unknown kind %q", kind)

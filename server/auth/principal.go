@@ -39,11 +39,12 @@ type Principal struct {
 	Role      string // workspace role: admin, editor or viewer
 	SessionID []byte // set when a session cookie authenticated the request
 	TokenID   int64  // set when a personal access token authenticated it
-	ReadOnly  bool   // a read_only token: reads only (spec, Authentication rule 6)
+	ReadOnly  bool   // a read_only token: reads only (docs/reference/identity.md, Personal access tokens)
 
 	// SDK keys. KeyID is 0 for the legacy SDK_KEY, which has no stored record.
 	// Client is set for a client key (pk_live_), which may only evaluate
-	// client-side flags and report exposures (extensions.md, Client keys).
+	// client-side flags and report exposures (docs/reference/identity.md,
+	// Client keys).
 	Client        bool
 	KeyID         int64
 	KeyPrefix     string
@@ -52,7 +53,8 @@ type Principal struct {
 }
 
 // WorkspaceAdmin reports whether p is a user whose workspace role is admin.
-// decisions.md: a workspace role counts only as admin or not.
+// A workspace role counts only as admin or not (docs/reference/identity.md,
+// Roles).
 func (p *Principal) WorkspaceAdmin() bool { return p.Kind == KindUser && p.Role == RoleAdmin }
 
 // ViaCookie reports whether a browser session cookie authenticated p, which
@@ -60,7 +62,7 @@ func (p *Principal) WorkspaceAdmin() bool { return p.Kind == KindUser && p.Role 
 func (p *Principal) ViaCookie() bool { return p.SessionID != nil }
 
 // Actor names p in audit entries and notifications: the user's email, or
-// sdk:<prefix> for an SDK key (decisions.md).
+// sdk:<prefix> for an SDK key (docs/reference/identity.md, Server SDK keys).
 func (p *Principal) Actor() string {
 	if p.Kind == KindSDKKey {
 		return "sdk:" + p.KeyPrefix

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Session cookie facts (spec, Authentication rule 2; decisions.md, Identity).
+// Session cookie facts (docs/reference/identity.md, Sessions).
 const (
 	SessionCookieName = "lg_session"
 	SessionLifetime   = 7 * 24 * time.Hour
@@ -31,8 +31,8 @@ var ErrBadCookie = errors.New("invalid or expired session cookie")
 
 // Sealer seals session cookies with AES-256-GCM under a key derived from
 // SESSION_SECRET. The cookie carries only the random session id and its
-// expiry; the session itself lives in the database (decisions.md), so
-// logout and account deletion end it everywhere.
+// expiry; the session itself lives in the database, so logout and account
+// deletion end it everywhere (docs/reference/identity.md, Sessions).
 type Sealer struct {
 	aead cipher.AEAD
 }
@@ -102,9 +102,9 @@ func (s *Sealer) Open(value string, now time.Time) ([]byte, error) {
 }
 
 // SessionCookie returns the Set-Cookie header value for a session, with the
-// attributes of decisions.md: Path=/, HttpOnly, SameSite=Strict, Max-Age 7
-// days, Secure unless COOKIE_SECURE=false. An empty value with maxAge < 0
-// clears the cookie.
+// attributes of docs/reference/identity.md, Sessions: Path=/, HttpOnly,
+// SameSite=Strict, Max-Age 7 days, Secure unless COOKIE_SECURE=false. An empty
+// value with maxAge < 0 clears the cookie.
 func SessionCookie(value string, maxAge time.Duration, secure bool) string {
 	c := &http.Cookie{
 		Name:     SessionCookieName,

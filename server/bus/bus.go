@@ -1,8 +1,9 @@
-// Package bus carries change notifications between Switchyard instances.
-// An Event says that something changed, not what it became: receivers read
-// the committed state themselves, so a late or reordered event can never
-// install stale data (STYLE §6). Every instance, the publisher included,
-// receives through the bus, so there is one delivery path.
+// Package bus carries change notifications between Switchyard instances. An
+// Event says that something changed, not what it became: receivers read the
+// committed state themselves, so a late or reordered event can never install
+// stale data (docs/reference/code-style.md, §6 Bus and hub). Every instance,
+// the publisher included, receives through the bus, so there is one delivery
+// path.
 package bus
 
 import (

@@ -53,7 +53,8 @@ var _ Bus = (*Redis)(nil)
 // NewRedis starts a bus on url (redis://host:port/db). It does not wait for
 // Redis: while Redis is unreachable, publishes fail (the writer logs it and
 // the change log in PostgreSQL still delivers the change) and a background
-// loop keeps connecting (decisions.md: the server keeps serving).
+// loop keeps connecting, so the server keeps serving
+// (docs/reference/stream.md, Multiple instances).
 func NewRedis(url string, cfg RedisConfig) (*Redis, error) {
 	opt, err := rueidis.ParseURL(url)
 	if err != nil {

@@ -119,8 +119,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		c.DatabaseURL = bundledDatabaseURL(c.PostgresUser, c.PostgresPassword, c.PostgresDB)
 	}
 
-	// decisions.md: REDIS_URL set to "" selects the in-process bus; unset
-	// means the local default.
+	// REDIS_URL set to "" selects the in-process bus; unset means the local
+	// default (docs/reference/stream.md, Multiple instances).
 	if v, ok := lookup("REDIS_URL"); ok {
 		c.RedisURL = v
 	} else {

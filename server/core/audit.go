@@ -13,7 +13,7 @@ import (
 	"github.com/switchyard/switchyard/server/auth"
 )
 
-// Audit actions (decisions.md, Flags).
+// Audit actions (docs/reference/flags.md, Audit).
 const (
 	actionCreate    = "create"
 	actionReplace   = "replace"
@@ -24,7 +24,8 @@ const (
 	actionUnarchive = "unarchive"
 )
 
-// Sources of a flag write (decisions.md: metadata.source).
+// Sources of a flag write, its audit entry's metadata.source
+// (docs/reference/flags.md, Audit).
 const (
 	SourceAPI           = "api"
 	SourceSchedule      = "schedule"
@@ -70,7 +71,7 @@ func audit(ctx context.Context, q *db.Queries, envID uuid.UUID, key, actor, acti
 // AuditQuery filters the audit log.
 type AuditQuery struct {
 	FlagKey *string
-	Limit   *int32 // 1 to 500, default 50; clamped (decisions.md)
+	Limit   *int32 // 1 to 500, default 50; clamped (docs/reference/flags.md, Audit)
 	Offset  *int32 // default 0; negative counts as 0
 }
 

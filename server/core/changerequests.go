@@ -17,7 +17,7 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Change request statuses (spec, States: Change request status).
+// Change request statuses (docs/reference/flags.md, Change requests).
 const (
 	crPending   = "pending"
 	crApproved  = "approved"
@@ -52,9 +52,10 @@ func isRequester(p *auth.Principal, cr db.ChangeRequest) bool {
 	return cr.RequestedBy == p.Actor()
 }
 
-// lockPendingChangeRequest locks a change request of env for review. Spec:
-// reviewing one that is not pending is 409, also when two reviewers act at
-// once (the row lock serialises them; the second sees the first's result).
+// lockPendingChangeRequest locks a change request of env for review. Reviewing
+// one that is not pending is 409 (docs/reference/flags.md, Change requests),
+// also when two reviewers act at once (the row lock serialises them; the second
+// sees the first's result).
 func lockPendingChangeRequest(ctx context.Context, q *db.Queries, envID uuid.UUID, id int64) (db.ChangeRequest, error) {
 	cr, err := q.LockChangeRequest(ctx, db.LockChangeRequestParams{EnvironmentID: envID, ID: id})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -69,9 +70,9 @@ func lockPendingChangeRequest(ctx context.Context, q *db.Queries, envID uuid.UUI
 	return cr, nil
 }
 
-// ApproveChangeRequest applies a pending change request's patch to the
-// flag's current state (not a snapshot) in one transaction and returns the
-// updated flag (spec, States: pending -> approved). Editors and admins may
+// ApproveChangeRequest applies a pending change request's patch to the flag's
+// current state (not a snapshot) in one transaction and returns the updated
+// flag (docs/reference/flags.md, Change requests). Editors and admins may
 // approve, never the requester (403).
 func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64) (eval.Flag, error) {
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
@@ -120,7 +121,8 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 }
 
 // RejectChangeRequest rejects a pending change request, storing the
-// optional reason; the flag is untouched (spec, States: pending -> rejected).
+// optional reason; the flag is untouched (docs/reference/flags.md, Change
+// requests).
 func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64, reason *string) error {
 	return store.AdaptError(store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
@@ -147,9 +149,10 @@ func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, en
 	}))
 }
 
-// CancelChangeRequest withdraws a pending change request. Spec: only its
+// CancelChangeRequest withdraws a pending change request. Only its
 // requester or a workspace admin may; for anyone else, and for a request
-// that is not pending, it does not exist (404).
+// that is not pending, it does not exist: 404 (docs/reference/flags.md,
+// Change requests).
 func (s *Service) CancelChangeRequest(ctx context.Context, p *auth.Principal, envID uuid.UUID, id int64) error {
 	return store.AdaptError(store.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		env, err := access.Env(ctx, q, p, envID, access.Read)

@@ -17,7 +17,7 @@ import (
 	"github.com/switchyard/switchyard/server/auth"
 )
 
-// Diff statuses (decisions.md, Cross-environment diff).
+// Diff statuses (docs/reference/flags.md, Diff).
 const (
 	DiffOnlyInFrom = "only_in_from"
 	DiffOnlyInTo   = "only_in_to"
@@ -33,7 +33,8 @@ type DiffEntry struct {
 	ChangedFields []string
 }
 
-// notCompared are the fields decisions.md excludes from the diff.
+// notCompared are the fields the diff leaves out (docs/reference/flags.md,
+// Diff).
 var notCompared = map[string]bool{"environment_id": true, "version": true, "created_at": true, "updated_at": true}
 
 // DiffFlags compares the flags of two environments of a project, ordered by

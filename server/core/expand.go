@@ -14,8 +14,8 @@ import (
 )
 
 // SDKFlags returns every flag of an environment in the form SDK clients
-// receive, segment-expanded (spec, What the service does 8). Stream
-// bootstraps and snapshots read it; callers authenticate first.
+// receive, segment-expanded (docs/reference/evaluation.md, Segment expansion).
+// Stream bootstraps and snapshots read it; callers authenticate first.
 func (s *Service) SDKFlags(ctx context.Context, envID uuid.UUID) ([]eval.Flag, error) {
 	q := db.New(s.pool)
 	segs, err := segmentRules(ctx, q, envID)
@@ -56,15 +56,14 @@ func segmentRules(ctx context.Context, q *db.Queries, envID uuid.UUID) (map[stri
 
 // expandFlag replaces every rule that references a segment by one rule per
 // segment rule, in place and in the segment's order, so that evaluation stays
-// first-match-wins (spec, TargetingRule; extensions.md §2, Conditions:
-// "Expansion for SDKs"). Each expanded rule keeps the segment rule's
-// top-level condition and carries in conditions the segment rule's
-// conditions, then the referencing rule's top-level condition and
-// conditions; it takes the referencing rule's rollout_percentage, and the
-// segment rule's own variant when it has one, else the referencing rule's
-// variant or variants. On a boolean flag expanded rules carry no variant. A
-// reference to a missing segment expands to no rules, which is what a
-// deleted segment leaves behind.
+// first-match-wins (docs/reference/evaluation.md, Segment expansion). Each
+// expanded rule keeps the segment rule's top-level condition and carries in
+// conditions the segment rule's conditions, then the referencing rule's
+// top-level condition and conditions; it takes the referencing rule's
+// rollout_percentage, and the segment rule's own variant when it has one, else
+// the referencing rule's variant or variants. On a boolean flag expanded rules
+// carry no variant. A reference to a missing segment expands to no rules, which
+// is what a deleted segment leaves behind.
 func expandFlag(f eval.Flag, segments map[string][]eval.Rule) eval.Flag {
 	expanded := make([]eval.Rule, 0, len(f.Rules))
 	for _, r := range f.Rules {
@@ -104,7 +103,7 @@ func expandRule(t eval.FlagType, r, sr eval.Rule) eval.Rule {
 	}
 	switch {
 	case t == eval.FlagTypeBoolean:
-		// extensions.md §2: a boolean flag's rules return true; no variant.
+		// A boolean flag's rules return true; no variant.
 	case nullToNil(sr.Variant) != nil:
 		out.Variant = sr.Variant
 	case len(r.Variants) > 0:

@@ -11,9 +11,9 @@ import (
 
 func strp(s string) *string { return &s }
 
-// Spec, TargetingRule: a segment rule is replaced by the segment's rules in
-// place; the referencing rule's variant fills the segment rules that have
-// none; a missing segment leaves nothing.
+// docs/reference/evaluation.md, Segment expansion: a segment rule is replaced
+// by the segment's rules in place; the referencing rule's variant fills the
+// segment rules that have none; a missing segment leaves nothing.
 func TestExpandFlag(t *testing.T) {
 	segments := map[string][]eval.Rule{
 		"beta": {
@@ -44,7 +44,7 @@ func TestExpandFlag(t *testing.T) {
 
 func intp(n int) *int { return &n }
 
-// extensions.md §2, Conditions ("Expansion for SDKs"): one rule per segment
+// docs/reference/evaluation.md, Segment expansion: one rule per segment
 // rule; the segment rule's top-level condition stays top-level; conditions
 // are the segment rule's, then the referencing rule's top-level condition,
 // then its conditions; the referencing rule's rollout applies; the segment

@@ -43,9 +43,9 @@ func flagFromRow(r db.Flag) (eval.Flag, error) {
 	return normalized(f), nil
 }
 
-// normalized gives a flag the specification's defaults (empty lists,
-// boolean type) and stores a JSON null value as absent, so that equal flags
-// compare and encode alike.
+// normalized gives a flag its defaults (empty lists, boolean type;
+// docs/reference/flags.md, Flag fields) and stores a JSON null value as absent,
+// so that equal flags compare and encode alike.
 func normalized(f eval.Flag) eval.Flag {
 	raw, _ := json.Marshal(f) // eval.Flag's encoder fills the defaults
 	var out eval.Flag

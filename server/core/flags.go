@@ -65,8 +65,8 @@ func (s *Service) GetFlag(ctx context.Context, p *auth.Principal, envID uuid.UUI
 }
 
 // PutFlag creates a flag, or replaces the whole configuration of an existing
-// one (spec, Flags: POST). Replacing is refused while the environment
-// requires approval.
+// one (docs/reference/flags.md, Writes). Replacing is refused while the
+// environment requires approval.
 func (s *Service) PutFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, body json.RawMessage) (eval.Flag, error) {
 	var in eval.Flag
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -136,8 +136,8 @@ type PatchResult struct {
 }
 
 // PatchFlag applies a JSON merge patch to a flag's current state, or queues
-// it as a change request while the environment requires approval (spec,
-// States: Change request).
+// it as a change request while the environment requires approval
+// (docs/reference/flags.md, Change requests).
 func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, patch json.RawMessage) (PatchResult, error) {
 	res, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (PatchResult, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
@@ -214,8 +214,7 @@ func writeFlag(ctx context.Context, q *db.Queries, id int64, before, next eval.F
 // applyFlagPatch applies a merge patch to current and validates the result.
 // It is the one place a flag patch is applied: direct PATCH, scheduled
 // changes and approved change requests all call it, always on the flag's
-// current state (spec, States: approve applies to the current state, not a
-// snapshot).
+// current state, not a snapshot (docs/reference/flags.md, Change requests).
 func applyFlagPatch(ctx context.Context, q *db.Queries, envID uuid.UUID, current eval.Flag, patch json.RawMessage) (eval.Flag, error) {
 	pv, err := decodeJSON(patch)
 	if err != nil {
@@ -280,9 +279,10 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 }
 
 // SetArchived archives (archived_at set) or unarchives a flag. Archival is a
-// write (decisions.md): the version rises, it is audited and streamed.
-// Archived flags stay in the stream and evaluate normally, so archival is
-// allowed without approval. Archiving an archived flag changes nothing.
+// write: the version rises, it is audited and streamed
+// (docs/reference/flags.md, Archive). Archived flags stay in the stream and
+// evaluate normally, so archival is allowed without approval. Archiving an
+// archived flag changes nothing.
 func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, archived bool) (eval.Flag, error) {
 	var changed bool
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
@@ -328,7 +328,7 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 
 // PromoteFlag copies a flag's configuration into another environment, of
 // the same or another project the caller can write, atomically, and returns
-// it as it now exists there (spec, Flags: promote).
+// it as it now exists there (docs/reference/flags.md, Promote).
 func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, targetID uuid.UUID) (eval.Flag, error) {
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (eval.Flag, error) {
 		src, err := access.Env(ctx, q, p, envID, access.Read)
@@ -368,7 +368,7 @@ func (s *Service) PromoteFlag(ctx context.Context, p *auth.Principal, envID uuid
 		if err != nil {
 			return eval.Flag{}, err
 		}
-		// decisions.md: flag.promoted is notified to the target environment.
+		// flag.promoted is notified to the target environment.
 		return out, notify.Enqueue(ctx, q, dst.ID, notify.EventFlagPromoted, out.Key, p.Actor(), out, &out)
 	})
 	if err != nil {
@@ -384,7 +384,7 @@ func upsertEvent(f eval.Flag) bus.Event {
 
 // publish announces committed changes. A failure is logged, never returned:
 // the write is durable, and instances that miss messages resynchronise
-// (decisions.md, Stream).
+// (docs/reference/stream.md, Resync).
 func (s *Service) publish(ctx context.Context, events ...bus.Event) {
 	if s.bus == nil || len(events) == 0 {
 		return

@@ -50,7 +50,7 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 		checkValue(&p, field+".variant", f.FlagType, r.Variant)
 		checkRuleRollout(&p, field, r)
 		if len(r.Variants) > 0 {
-			// extensions.md §2, Per-rule rollout and split.
+			// docs/reference/evaluation.md, Per-rule split.
 			switch {
 			case f.FlagType == eval.FlagTypeBoolean:
 				p.Add(field+".variants", "a boolean flag's rules cannot carry variants")
@@ -75,8 +75,8 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 				p.Add(field+".flag_key", "a flag cannot be its own prerequisite")
 			case pre.RequiredValue != nil && !isJSONNull(pre.RequiredValue):
 				// A missing prerequisite flag is allowed (it is simply
-				// unsatisfied, spec Evaluation rules step 2); an existing one
-				// fixes the type of the required value.
+				// unsatisfied: docs/reference/evaluation.md, Prerequisites);
+				// an existing one fixes the type of the required value.
 				if t, ok := types[pre.FlagKey]; ok {
 					checkValue(&p, field+".required_value", t, pre.RequiredValue)
 				}
@@ -91,9 +91,9 @@ func validateFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, f eval.Fl
 	return p.Err()
 }
 
-// checkRuleConditions checks a rule's conditions (extensions.md §2,
-// Conditions): the top-level one, present when attribute is not empty, needs
-// an operator and at least one value (spec, TargetingRule); each entry of
+// checkRuleConditions checks a rule's conditions (docs/reference/evaluation.md,
+// Conditions and Rule validation): the top-level one, present when attribute
+// is not empty, needs an operator and at least one value; each entry of
 // conditions needs all three; and a rule needs some condition or a
 // segment_key. Values of regex, semver_* and before/after must parse with the
 // evaluator's own parsers, so that no rule is stored that could never match.
@@ -103,7 +103,7 @@ func checkRuleConditions(p *apperr.Problems, field string, r eval.Rule) {
 	case r.Attribute != "":
 		checkCondition(p, field, r.Operator, r.Values)
 	case hasSegment:
-		// Spec: without an attribute a segment rule's operator and values are
+		// Without an attribute a segment rule's operator and values are
 		// not a condition; they were always ignored, and still are.
 	case r.Operator != "" || len(r.Values) > 0:
 		p.Add(field+".attribute", "is required when operator or values are given")
@@ -143,8 +143,8 @@ func checkCondition(p *apperr.Problems, field string, op eval.Operator, values [
 	}
 }
 
-// knownOperators are the specification's operators and those of
-// extensions.md §2 (New operators).
+// knownOperators are the operators of docs/reference/evaluation.md,
+// Operators.
 var knownOperators = map[eval.Operator]bool{
 	eval.OpEquals: true, eval.OpNotEquals: true, eval.OpContains: true, eval.OpStartsWith: true,
 	eval.OpEndsWith: true, eval.OpGreaterThan: true, eval.OpGreaterThanOrEqual: true,
@@ -155,7 +155,8 @@ var knownOperators = map[eval.Operator]bool{
 	eval.OpBefore: true, eval.OpAfter: true,
 }
 
-// checkRuleRollout checks a rule's rollout_percentage (extensions.md §2).
+// checkRuleRollout checks a rule's rollout_percentage
+// (docs/reference/evaluation.md, Per-rule rollout).
 func checkRuleRollout(p *apperr.Problems, field string, r eval.Rule) {
 	if pct := r.RolloutPercentage; pct != nil && (*pct < 0 || *pct > 100) {
 		p.Add(field+".rollout_percentage", "must be between 0 and 100")
@@ -164,8 +165,9 @@ func checkRuleRollout(p *apperr.Problems, field string, r eval.Rule) {
 
 // checkVariants checks weighted variants, the flag's or a rule's: weights
 // are not negative, values have the flag's type. A rule's weights must also
-// sum to more than 0 (extensions.md §2); the flag's may all be 0, as the
-// specification allows.
+// sum to more than 0 (docs/reference/evaluation.md, Per-rule split); the
+// flag's may all be 0, which means no variant applies
+// (docs/reference/evaluation.md, Variant selection).
 func checkVariants(p *apperr.Problems, field string, t eval.FlagType, vs []eval.Variant, positiveTotal bool) {
 	total := 0
 	for i, v := range vs {
@@ -185,9 +187,10 @@ func checkVariants(p *apperr.Problems, field string, t eval.FlagType, vs []eval.
 	}
 }
 
-// checkValue reports a value that does not match the flag type (decisions.md:
-// default, disabled, variant, rule-variant and required values must match).
-// An absent or null value means "unset" and always passes.
+// checkValue reports a value that does not match the flag type: default,
+// disabled, variant, rule-variant and required values must match
+// (docs/reference/evaluation.md, Value types). An absent or null value means
+// "unset" and always passes.
 func checkValue(p *apperr.Problems, field string, t eval.FlagType, v json.RawMessage) {
 	if nullToNil(v) == nil {
 		return

@@ -10,8 +10,8 @@ import (
 
 // FuzzCheckRule: rule validation never panics on any decoded rule, and a rule
 // it accepts has a condition or a segment_key, and only values the
-// evaluator's parsers take (extensions.md §2: refused at write time, never
-// at evaluation time).
+// evaluator's parsers take: refused at write time, never at evaluation time
+// (docs/reference/evaluation.md, Rule validation).
 func FuzzCheckRule(f *testing.F) {
 	f.Add([]byte(`{"attribute":"v","operator":"semver_less_than","values":["v1.2.3-rc.1+b"]}`), "string")
 	f.Add([]byte(`{"conditions":[{"attribute":"e","operator":"regex","values":["^a(b"]}],"rollout_percentage":101}`), "string")

@@ -19,8 +19,9 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Spec, Limits: scheduled_at more than 30 seconds in the past is rejected;
-// a failed change is retried no earlier than 60 seconds later.
+// scheduled_at more than 30 seconds in the past is rejected; a failed
+// change is retried no earlier than 60 seconds later
+// (docs/reference/flags.md, Scheduled changes).
 const (
 	schedulePastTolerance = 30 * time.Second
 	scheduleRetryDelay    = 60 * time.Second
@@ -41,9 +42,9 @@ func (s *Service) ListScheduledChanges(ctx context.Context, p *auth.Principal, e
 }
 
 // CreateScheduledChange schedules a merge patch of a flag (editor or
-// above). Spec: the patch is validated against the current flag; a missing
-// flag is 404, an environment requiring approval 409, scheduled_at more than
-// 30 s in the past 422.
+// above). The patch is validated against the current flag; a missing flag
+// is 404, an environment requiring approval 409, scheduled_at more than 30 s
+// in the past 422 (docs/reference/flags.md, Scheduled changes).
 func (s *Service) CreateScheduledChange(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, at time.Time, patch json.RawMessage) (db.ScheduledChange, error) {
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ScheduledChange, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
@@ -86,7 +87,7 @@ func asPatchField(err error) error {
 }
 
 // DeleteScheduledChange removes a pending scheduled change; an executed or
-// missing one is 404 (spec, States: Scheduled change).
+// missing one is 404 (docs/reference/flags.md, Scheduled changes).
 func (s *Service) DeleteScheduledChange(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) error {
 	q := db.New(s.pool)
 	if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
@@ -107,9 +108,10 @@ func (s *Service) DeleteScheduledChange(ctx context.Context, p *auth.Principal, 
 // SKIP LOCKED, so several instances running the worker apply each change
 // exactly once. It takes the write path of a PATCH (lock, applyFlagPatch,
 // version, audit with source "schedule", stream update, flag.updated).
-// Spec, States: Scheduled change: a failure increments attempts, records
-// last_error and retries no earlier than 60 s later; a success clears
-// last_error; while the environment requires approval the change waits.
+// A failure increments attempts, records last_error and retries no earlier
+// than 60 s later; a success clears last_error; while the environment
+// requires approval the change waits (docs/reference/flags.md, Scheduled
+// changes).
 func (s *Service) RunScheduledChange(ctx context.Context) (bool, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {

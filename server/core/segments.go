@@ -55,7 +55,7 @@ func (s *Service) GetSegment(ctx context.Context, p *auth.Principal, envID uuid.
 }
 
 // CreateSegment creates a segment; refused while the environment requires
-// approval (spec, States: Environment).
+// approval (docs/reference/flags.md, Approval requirement).
 func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, in SegmentInput) (db.Segment, error) {
 	name, rules, err := validateSegment(in.Key, in.Name, in.Rules)
 	if err != nil {
@@ -75,7 +75,8 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 }
 
 // PatchSegment changes a segment's name, description or rules, and
-// re-broadcasts every flag that references it (spec, Segment).
+// re-broadcasts every flag that references it (docs/reference/flags.md,
+// Segments).
 func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string, in SegmentInput) (db.Segment, error) {
 	var events []bus.Event
 	seg, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Segment, error) {
@@ -203,8 +204,8 @@ func validateSegment(key string, name *string, rules *[]eval.Rule) (string, []by
 			continue
 		}
 		checkRuleConditions(&p, field, r)
-		// extensions.md §2: segment rules may carry variant, never a rollout
-		// or a split (expansion takes those from the referencing rule).
+		// Segment rules may carry variant, never a rollout or a split
+		// (expansion takes those from the referencing rule).
 		if r.RolloutPercentage != nil {
 			p.Add(field+".rollout_percentage", "a segment's rules cannot carry a rollout")
 		}

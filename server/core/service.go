@@ -9,7 +9,8 @@ import (
 	"github.com/switchyard/switchyard/server/bus"
 )
 
-// Service runs Switchyard's business operations against the database.
+// Service runs the operations on flags, segments and their governance
+// against the database.
 type Service struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger

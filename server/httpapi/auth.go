@@ -29,8 +29,8 @@ func (a authenticator) middleware(next http.Handler) http.Handler {
 			a.errs.write(w, r, err)
 			return
 		}
-		// Spec, Authentication rule 4: browser mutations must prove they
-		// come from our own pages; bearer clients are exempt.
+		// Browser mutations must prove they come from our own pages; bearer
+		// clients are exempt (docs/reference/identity.md, CSRF header).
 		if p.ViaCookie() && !safeMethod(r.Method) && r.Header.Get("X-Service-Request") != "true" {
 			a.errs.write(w, r, apperr.E(apperr.Forbidden, "missing header X-Service-Request: true"))
 			return

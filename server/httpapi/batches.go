@@ -83,7 +83,7 @@ func decodeGoalEvents(body []byte) ([]measure.GoalEventInput, error) {
 			break
 		}
 		if it.EventKey == nil {
-			continue // skipped like an empty key (spec, Goal event)
+			continue // skipped like an empty key (docs/reference/measurement.md, Goal events)
 		}
 		out = append(out, measure.GoalEventInput{EventKey: *it.EventKey, UserID: it.UserID, Value: it.Value, Context: objectOrNil(it.Context), OccurredAt: it.OccurredAt})
 	}

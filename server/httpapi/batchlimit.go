@@ -11,7 +11,7 @@ import (
 )
 
 // batchOperations are the ingest operations whose body is an array of at
-// most measure.MaxBatchItems items (spec, Limits: batch size).
+// most measure.MaxBatchItems items (docs/reference/limits.md, Requests).
 var batchOperations = map[string]bool{"ingestImpressions": true, "ingestEvents": true, "ingestSummaries": true}
 
 // limitBatch answers 413 to an ingest batch of more than measure.MaxBatchItems

@@ -64,7 +64,7 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 	e := classify(err)
 	if overridable(e.Kind) && ew.unreachable != nil && ew.unreachable(err) {
 		// An outage beats whatever kind the error was wrapped in on its way
-		// up: core wraps driver errors with fmt.Errorf (Internal), and a
+		// up: the services wrap driver errors with fmt.Errorf (Internal), and a
 		// credential lookup that never reached the database must not read
 		// as a bad credential (an SDK that gets 401 drops its key).
 		e = apperr.DatabaseUnavailable(err)
@@ -75,8 +75,9 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 	case status == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 	case status == http.StatusTooManyRequests:
-		// The lockout says when in its body (spec); the header says the same
-		// for clients that only read headers.
+		// The lockout says when in its body (docs/reference/identity.md, Login
+		// lockout); the header says the same for clients that only read
+		// headers.
 		if secs, ok := e.Extra["retry_after_seconds"].(int); ok {
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 		}

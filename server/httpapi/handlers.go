@@ -9,8 +9,10 @@ import (
 )
 
 // Handlers implements the generated strict server interface. Each method
-// converts the request, calls one core (control plane), identity or measure
-// (measurement) method and converts the result.
+// converts the request, calls one identity (authentication, users, projects,
+// environments, keys), core (flags, segments, governance), notify
+// (webhooks, chat integrations) or measure (measurement) method and converts
+// the result.
 type Handlers struct {
 	core         *core.Service
 	identity     *identity.Service

@@ -87,7 +87,8 @@ func (h *Handlers) ListIntegrationDeliveries(ctx context.Context, req apiserver.
 }
 
 // integration is a chat integration as the API shows it: the URL, a
-// credential, only as a preview (decisions.md).
+// credential, only as a preview (docs/reference/notifications.md,
+// Integration records).
 func integration(ig db.ChatIntegration) apiserver.ChatIntegration {
 	events := make([]apiserver.NotificationEvent, 0, len(ig.Events))
 	for _, e := range ig.Events {

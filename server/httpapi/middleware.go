@@ -15,7 +15,8 @@ import (
 	"github.com/switchyard/switchyard/server/metrics"
 )
 
-// maxBodyBytes is the request body limit of decisions.md (413 beyond).
+// maxBodyBytes is the request body limit: 1 MiB, 413 beyond
+// (docs/reference/errors.md, Too large).
 const maxBodyBytes = 1 << 20
 
 // statusRecorder remembers the status a handler wrote, for the access log.

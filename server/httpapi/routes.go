@@ -37,8 +37,8 @@ type Config struct {
 	CookieSecure bool
 	Hub          *stream.Hub
 	Metrics      *metrics.Metrics
-	// KeepAlive is the stream's keep-alive interval; 15 s (spec, Limits)
-	// when zero.
+	// KeepAlive is the stream's keep-alive interval; 15 s when zero
+	// (docs/reference/stream.md, Keep-alive).
 	KeepAlive time.Duration
 	// OFREP configures remote evaluation under /ofrep/v1/ (its Errors is
 	// this package's error writer); nil serves none.
@@ -114,7 +114,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			}
 			root.ServeHTTP(w, r)
 		})
-		// Browsers report exposures with a client key (extensions.md, Browsers).
+		// Browsers report exposures with a client key (docs/reference/ofrep.md,
+		// Browsers).
 		root.Path("/api/environments/{env_id}/{ingest:impressions|events|impressions/summaries}").Handler(ofrep.CORS(apiChain))
 	}
 	dashboard := newStatic(cfg.PublicDir, errs)

@@ -23,7 +23,7 @@ import (
 // take one event within it is gone.
 const writeTimeout = 10 * time.Second
 
-// streamHandler serves GET /stream (spec, Events: Stream events).
+// streamHandler serves GET /stream (docs/reference/stream.md, Events).
 type streamHandler struct {
 	identity  *identity.Service
 	hub       *stream.Hub
@@ -73,7 +73,7 @@ func (h streamHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := sse.Start(w, writeTimeout)
 
 	// connected.environment_id is the SDK key's environment, null for
-	// cookie and token streams (decisions.md).
+	// cookie and token streams (docs/reference/stream.md, Connections).
 	var envID *string
 	if p.Kind == auth.KindSDKKey {
 		s := p.EnvironmentID.String()

@@ -32,7 +32,8 @@ func (h *Handlers) IngestSummaries(ctx context.Context, req apiserver.IngestSumm
 }
 
 // summaryRow is one summary as sent, each field still raw: a row that
-// breaks a rule is skipped, not refused (extensions.md section 3).
+// breaks a rule is skipped, not refused (docs/reference/measurement.md,
+// Summaries).
 type summaryRow struct {
 	FlagKey json.RawMessage `json:"flag_key"`
 	Value   json.RawMessage `json:"value"`

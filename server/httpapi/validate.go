@@ -73,7 +73,7 @@ func newValidator(spec *openapi3.T, errs errorWriter) (*validator, error) {
 			// security schemes only describe it.
 			AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
 			SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.WithStringFormatValidators(formatValidators())},
-			// Defaults are applied by core, not injected into the body.
+			// Defaults are applied by the services, not injected into the body.
 			SkipSettingDefaults: true,
 		},
 		errs: errs,

@@ -19,8 +19,8 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Login lockout (spec, Authentication rule 3; decisions.md, Further points):
-// 5 failures within 10 minutes lock the address for 15 minutes.
+// Login lockout (docs/reference/identity.md, Login lockout): 5 failures
+// within 10 minutes lock the address for 15 minutes.
 const (
 	maxLoginFailures = 5
 	failureWindow    = 10 * time.Minute
@@ -164,7 +164,7 @@ type loginOutcome struct {
 // success, starts a session. Failures are counted per lowercased address
 // whether or not an account exists, and an unknown address costs the same
 // password-hash time as a wrong password, so responses never reveal which
-// addresses exist (decisions.md).
+// addresses exist (docs/reference/identity.md, Login lockout).
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	addr := strings.ToLower(strings.TrimSpace(email))
 	now := s.now()
@@ -287,8 +287,8 @@ type SetupInput struct {
 }
 
 // Setup creates the first workspace admin while no user exists, renames the
-// workspace when a name is given, and logs the admin in (decisions.md, Setup
-// wizard). Once a user exists it answers 409.
+// workspace when a name is given, and logs the admin in. Once a user exists
+// it answers 409 (docs/reference/identity.md, Setup wizard).
 func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 	name, email := strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
 	if name == "" {

@@ -17,7 +17,7 @@ import (
 )
 
 // defaultEnvironmentColor is the color of an environment created without one
-// (spec, Limits: default color).
+// (docs/reference/identity.md, Projects and environments).
 const defaultEnvironmentColor = "#6366f1"
 
 var (
@@ -41,8 +41,8 @@ type EnvironmentPatch struct {
 }
 
 // ListEnvironments returns a project's environments with their settings,
-// newest first. Project admin (decisions.md: the environments' settings
-// routes need project admin, listing included).
+// newest first. Project admin: the environments' settings routes need a
+// project admin, listing included (docs/reference/identity.md, Roles).
 func (s *Service) ListEnvironments(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) ([]db.Environment, error) {
 		if _, err := access.Project(ctx, q, p, projectID, access.AdminRead); err != nil {
@@ -108,12 +108,12 @@ func (s *Service) UpdateEnvironment(ctx context.Context, p *auth.Principal, proj
 	})
 }
 
-// DeleteEnvironment deletes an environment and, by cascade, its flags, SDK
-// keys and everything else in it. Spec, Limits: the default environment, the
-// last environment and an environment holding all of the project's SDK keys
-// cannot be deleted, as that would leave the project without a default, an
-// environment or a key. The project row lock serialises this with
-// concurrent deletions, revocations and changes of the default.
+// DeleteEnvironment deletes an environment and, by cascade, its flags, SDK keys
+// and everything else in it. The default environment, the last environment and
+// an environment holding all of the project's server keys cannot be deleted, as
+// that would leave the project without a default, an environment or a server
+// key (docs/reference/identity.md, Invariants). The project row lock serialises
+// this with concurrent deletions, revocations and changes of the default.
 func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID) error {
 	return s.tx(ctx, func(q *db.Queries) error {
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
@@ -155,7 +155,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, proj
 
 // SetDefaultEnvironment makes an environment its project's default; the
 // previous default loses it in the same transaction, so there is always
-// exactly one (spec, States: Environment).
+// exactly one (docs/reference/identity.md, Projects and environments).
 func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID) (db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
@@ -181,7 +181,7 @@ func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, 
 }
 
 // SetRequireApproval turns an environment's approval requirement on or off
-// (spec, States: Environment).
+// (docs/reference/flags.md, Approval requirement).
 func (s *Service) SetRequireApproval(ctx context.Context, p *auth.Principal, projectID, envID uuid.UUID, require bool) (db.Environment, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.Environment, error) {
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
@@ -202,7 +202,7 @@ func (s *Service) SetRequireApproval(ctx context.Context, p *auth.Principal, pro
 
 // StreamEnvironments returns the environments a stream of p carries: an
 // SDK key's own; for a user (cookie or token) every environment they can
-// read, or only want when given (decisions.md, Identity: /stream).
+// read, or only want when given (docs/reference/stream.md, Connections).
 func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, want *uuid.UUID) ([]uuid.UUID, error) {
 	q := db.New(s.pool)
 	if err := access.RequireServerKey(p); err != nil {
@@ -240,8 +240,8 @@ func getEnvironment(ctx context.Context, q *db.Queries, projectID, envID uuid.UU
 	return env, nil
 }
 
-// environmentName validates an environment name and returns it trimmed
-// (spec, Limits: at most 100 characters).
+// environmentName validates an environment name and returns it trimmed: at
+// most 100 characters (docs/reference/limits.md, Keys and names).
 func environmentName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {

@@ -14,7 +14,8 @@ const keyCacheTTL = time.Minute
 
 // keyCache remembers authenticated SDK keys, so that the SDK hot paths
 // (snapshot polling, stream connections) do not query PostgreSQL per
-// request. It is invalidated through the bus (issue 3 allows exactly that):
+// request. It is invalidated through the bus, so that a revocation still
+// applies to the very next request (docs/reference/identity.md, Roles):
 // the revoking instance forgets the key before it answers; other instances
 // on the revocation event, within milliseconds, or within a second from the
 // change log when Redis is down; a resync forgets everything.

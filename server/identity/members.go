@@ -32,8 +32,9 @@ func (s *Service) ListMembers(ctx context.Context, p *auth.Principal, projectID 
 	})
 }
 
-// AddMember gives a workspace user a role in a project. An unknown user is
-// not found (decisions.md); an existing member answers Conflict.
+// AddMember gives a workspace user a role in a project. An unknown user is not
+// found; an existing member answers Conflict (docs/reference/identity.md,
+// Projects and environments).
 func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uuid.UUID, userID int64, role string) (db.ListMembersRow, error) {
 	return txV(ctx, s, func(q *db.Queries) (db.ListMembersRow, error) {
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {

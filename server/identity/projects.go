@@ -30,11 +30,11 @@ var (
 	errLastProject     = apperr.E(apperr.Invalid, "the last project cannot be deleted")
 )
 
-// slugify derives a project slug from a name (decisions.md, Further points):
-// lowercase ASCII, every run of other characters becomes one hyphen, trimmed
-// of hyphens. Only ASCII letters are lowercased, so a non-ASCII letter whose
-// lowercase is ASCII (the Kelvin sign) still counts as "other". A name without
-// ASCII letters or digits yields "".
+// slugify derives a project slug from a name (docs/reference/identity.md,
+// Projects and environments): lowercase ASCII, every run of other characters
+// becomes one hyphen, trimmed of hyphens. Only ASCII letters are lowercased, so
+// a non-ASCII letter whose lowercase is ASCII (the Kelvin sign) still counts as
+// "other". A name without ASCII letters or digits yields "".
 func slugify(name string) string {
 	var b strings.Builder
 	hyphen := false
@@ -71,7 +71,8 @@ func projectName(name string) (string, string, error) {
 }
 
 // ListProjects returns the projects p may see, newest first: every project
-// for a workspace admin, otherwise those p is a member of (spec, Projects).
+// for a workspace admin, otherwise those p is a member of
+// (docs/reference/identity.md, Roles).
 func (s *Service) ListProjects(ctx context.Context, p *auth.Principal) ([]ProjectDetail, error) {
 	if err := access.RequireUser(p); err != nil {
 		return nil, err
@@ -137,10 +138,10 @@ func projectDetail(ctx context.Context, q *db.Queries, id uuid.UUID) (ProjectDet
 	return out[0], nil
 }
 
-// CreateProject creates a project named name with the environments and SDK
-// key every project starts with (spec, What the service does, item 3). The
-// answer carries that key in full, the only time it is shown. Workspace admin
-// only; a slug already taken answers Conflict.
+// CreateProject creates a project named name with the environments and SDK key
+// every project starts with (docs/reference/identity.md, Projects and
+// environments). The answer carries that key in full, the only time it is
+// shown. Workspace admin only; a slug already taken answers Conflict.
 func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name string) (ProjectDetail, error) {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return ProjectDetail{}, err
@@ -185,10 +186,10 @@ func (s *Service) RenameProject(ctx context.Context, p *auth.Principal, id uuid.
 	})
 }
 
-// DeleteProject deletes a project and, by cascade, everything in it.
-// Workspace admin only. Spec, Limits: at least one project always remains;
-// the workspace row lock makes concurrent deletes count one after another,
-// so two deletes of the last two projects cannot both succeed.
+// DeleteProject deletes a project and, by cascade, everything in it. Workspace
+// admin only. At least one project always remains (docs/reference/identity.md,
+// Invariants); the workspace row lock makes concurrent deletes count one after
+// another, so two deletes of the last two projects cannot both succeed.
 func (s *Service) DeleteProject(ctx context.Context, p *auth.Principal, id uuid.UUID) error {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return err

@@ -17,7 +17,8 @@ import (
 )
 
 // NewSDKKey is an SDK key just created, with its full value: the only time
-// the value exists outside the caller (spec, Authentication rule 7).
+// the value exists outside the caller (docs/reference/identity.md,
+// Credentials).
 type NewSDKKey struct {
 	Key             db.SDKKey
 	EnvironmentName string
@@ -30,7 +31,8 @@ var (
 )
 
 // ListSDKKeys returns a project's SDK keys without their values, newest
-// first. Project admin (decisions.md: listing keys needs project admin).
+// first. Project admin, listing included (docs/reference/identity.md, SDK
+// key management).
 func (s *Service) ListSDKKeys(ctx context.Context, p *auth.Principal, projectID uuid.UUID) ([]db.ListSDKKeysByProjectRow, error) {
 	return txV(ctx, s, func(q *db.Queries) ([]db.ListSDKKeysByProjectRow, error) {
 		if _, err := access.Project(ctx, q, p, projectID, access.AdminRead); err != nil {
@@ -44,7 +46,7 @@ func (s *Service) ListSDKKeys(ctx context.Context, p *auth.Principal, projectID 
 	})
 }
 
-// The kinds of SDK key (extensions.md, Client keys).
+// The kinds of SDK key (docs/reference/identity.md, SDK key management).
 const (
 	KeyKindServer = "server"
 	KeyKindClient = "client"
@@ -55,9 +57,9 @@ var keyPrefixes = map[string]string{KeyKindServer: auth.SDKKeyKind, KeyKindClien
 
 // CreateSDKKey creates an SDK key of kind (nil: server) bound to an
 // environment of the project. An environment of another project, or none, is
-// invalid input naming environment_id (spec, SDK key: environment_id must
-// belong to the project); a kind other than exactly server or client is
-// invalid naming kind.
+// invalid input naming environment_id; a kind other than exactly server or
+// client is invalid naming kind (docs/reference/identity.md, SDK key
+// management).
 func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, name string, envID uuid.UUID, kind *string) (NewSDKKey, error) {
 	return txV(ctx, s, func(q *db.Queries) (NewSDKKey, error) {
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
@@ -96,13 +98,12 @@ func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID
 	})
 }
 
-// RevokeSDKKey deletes an SDK key of the project. The key stops working at
-// once on every instance and its streams end (spec, Authentication rule 5),
-// through the route every ended credential takes (txV). Spec, Limits: a
-// project keeps at least one SDK key, and extensions.md counts server keys
-// only, so client keys can always be revoked; the project row lock makes
-// concurrent revocations (and environment deletions, which cascade to keys)
-// count one after another.
+// RevokeSDKKey deletes an SDK key of the project. The key stops working at once
+// on every instance and its streams end, through the route every ended
+// credential takes (txV). A project keeps at least one server key; client keys
+// can always be revoked (docs/reference/identity.md, SDK key management). The
+// project row lock makes concurrent revocations (and environment deletions,
+// which cascade to keys) count one after another.
 func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID uuid.UUID, id int64) error {
 	return s.tx(ctx, func(q *db.Queries) error {
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {

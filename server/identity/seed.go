@@ -15,11 +15,11 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Defaults of SeedConfig (decisions.md, Product, binary and start-up).
+// Defaults of SeedConfig (docs/reference/server.md, Configuration).
 const (
 	defaultWorkspaceName = "Switchyard"
 	defaultAdminName     = "Admin"
-	minPasswordLen       = 8 // spec, Limits: password length at least 8
+	minPasswordLen       = 8 // docs/reference/identity.md, Login
 )
 
 // SeedConfig is the first-boot configuration, read by server/config from
@@ -32,11 +32,12 @@ type SeedConfig struct {
 	AdminName     string // default "Admin"
 }
 
-// Seed performs the first boot of decisions.md: when no workspace row exists
-// it creates the workspace, the project Default (slug default) with its three
-// environments and one SDK key bound to Production, and logs that key's full
-// value once at INFO. Separately, when AdminEmail and AdminPassword are set
-// and no user exists, it creates a workspace admin with those credentials.
+// Seed performs the first boot (docs/reference/identity.md, First boot): when
+// no workspace row exists it creates the workspace, the project Default (slug
+// default) with its three environments and one SDK key bound to Production, and
+// logs that key's full value once at INFO. Separately, when AdminEmail and
+// AdminPassword are set and no user exists, it creates a workspace admin with
+// those credentials.
 //
 // Seed runs at every start and changes nothing once both steps are done. A
 // transaction-scoped advisory lock serialises instances that start together,
@@ -79,8 +80,8 @@ func (s *Service) seedWorkspace(ctx context.Context, name string) error {
 	if err != nil || created == nil {
 		return err
 	}
-	// decisions.md: the full value of the first SDK key is written once to the
-	// log at INFO level; it is stored only as a hash and cannot be shown again.
+	// The full value of the first SDK key is written once to the log at INFO
+	// level; it is stored only as a hash and cannot be shown again.
 	s.logger.InfoContext(ctx, "first boot: created the Production SDK key of the Default project",
 		"workspace_name", name,
 		"project_id", created.Project.ID,
@@ -134,7 +135,8 @@ func (s *Service) seedAdmin(ctx context.Context, cfg SeedConfig) error {
 	return nil
 }
 
-// validatePassword applies the spec's password rule (Users: at least 8 characters).
+// validatePassword applies the password rule: at least 8 characters
+// (docs/reference/identity.md, Login).
 func validatePassword(pw string) error {
 	if utf8.RuneCountInString(pw) < minPasswordLen {
 		return apperr.Field("password", fmt.Sprintf("must be at least %d characters", minPasswordLen))
@@ -151,9 +153,10 @@ type newProject struct {
 }
 
 // createProject creates a project with the environments and SDK key every
-// project starts with (spec, What the service does, item 3): Production
-// (red), Staging (amber) and Development (green, the default), and one SDK
-// key bound to Production. First boot and POST /api/projects both use it.
+// project starts with (docs/reference/identity.md, Projects and environments):
+// Production (red), Staging (amber) and Development (green, the default), and
+// one SDK key bound to Production. First boot and POST /api/projects both use
+// it.
 func createProject(ctx context.Context, q *db.Queries, name, slug string) (newProject, error) {
 	var out newProject
 	var err error

@@ -47,7 +47,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 
 // publish announces committed changes. A failure is logged, never returned:
 // the write is durable, and instances that miss messages resynchronise
-// (decisions.md, Stream).
+// (docs/reference/stream.md, Resync).
 func (s *Service) publish(ctx context.Context, events ...bus.Event) {
 	if s.bus == nil || len(events) == 0 {
 		return

@@ -13,13 +13,13 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Token scopes (spec, Personal access token).
+// Token scopes (docs/reference/identity.md, Personal access tokens).
 const (
 	ScopeReadOnly  = "read_only"
 	ScopeReadWrite = "read_write"
 )
 
-// Limits of expires_in_days (spec, Limits: token expires_in_days 1 to 365).
+// Limits of expires_in_days: 1 to 365 (docs/reference/limits.md, Values).
 const (
 	minTokenDays = 1
 	maxTokenDays = 365
@@ -28,7 +28,8 @@ const (
 var errTokenNotFound = apperr.E(apperr.NotFound, "token not found")
 
 // NewToken is a personal access token just created, with its full value: the
-// only time the value exists outside the caller (spec, Authentication rule 7).
+// only time the value exists outside the caller (docs/reference/identity.md,
+// Credentials).
 type NewToken struct {
 	Token db.PersonalAccessToken
 	Full  string
@@ -55,9 +56,10 @@ func (s *Service) ListTokens(ctx context.Context, p *auth.Principal) ([]db.Perso
 	return tokens, nil
 }
 
-// CreateToken creates a personal access token acting as the caller. Spec,
-// Authentication rule 6: a read_only token cannot create a read_write token;
-// it may create read_only ones. The expiry counts from the service clock.
+// CreateToken creates a personal access token acting as the caller. A read_only
+// token cannot create a read_write token; it may create read_only ones
+// (docs/reference/identity.md, Personal access tokens). The expiry counts from
+// the service clock.
 func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in TokenInput) (NewToken, error) {
 	if err := access.RequireUser(p); err != nil {
 		return NewToken{}, err

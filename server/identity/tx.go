@@ -9,7 +9,7 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// tx runs fn in one transaction of the control plane (see txV).
+// tx runs fn in one transaction of identity (see txV).
 func (s *Service) tx(ctx context.Context, fn func(q *db.Queries) error) error {
 	_, err := txV(ctx, s, func(q *db.Queries) (struct{}, error) { return struct{}{}, fn(q) })
 	return err
@@ -20,14 +20,14 @@ func (s *Service) tx(ctx context.Context, fn func(q *db.Queries) error) error {
 // through a cascade: an SDK key revoked, or gone with its environment or
 // project; a token, session, membership or user deleted; a workspace role
 // changed. Triggers record each one in the change log
-// (migrations/00007_credential_log.sql); before committing, txV reads the
-// ones this transaction wrote, and after the commit this instance forgets
-// them before the caller answers, and publishes them so that every instance
-// forgets them and ends their streams at once (decisions.md: revocations
-// apply to the very next request anywhere). Should the publish be lost,
-// every instance still reads them from the change log within a poll.
+// (migrations/00007_credential_log.sql); before committing, txV reads the ones
+// this transaction wrote, and after the commit this instance forgets them
+// before the caller answers, and publishes them so that every instance forgets
+// them and ends their streams at once: revocations apply to the very next
+// request anywhere (docs/reference/identity.md, Roles). Should the publish be
+// lost, every instance still reads them from the change log within a poll.
 //
-// Every transaction of core goes through here, so a future path that ends a
+// Every transaction of identity goes through here, so a future path that ends a
 // credential needs nothing of its own.
 func txV[T any](ctx context.Context, s *Service, fn func(q *db.Queries) (T, error)) (T, error) {
 	var ended []bus.Event

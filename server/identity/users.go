@@ -82,9 +82,9 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInpu
 }
 
 // UpdateUser changes a user's name or workspace role (an extension, see
-// docs/api.md). Spec, Limits: one admin always remains, so demoting the last
-// one is invalid; the workspace row lock makes concurrent demotions and
-// deletions count one after another. Workspace admin.
+// docs/api.md). One admin always remains, so demoting the last one is invalid
+// (docs/reference/identity.md, Invariants); the workspace row lock makes
+// concurrent demotions and deletions count one after another. Workspace admin.
 func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, patch UserPatch) (db.ListUsersRow, error) {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return db.ListUsersRow{}, err
@@ -124,11 +124,11 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 	})
 }
 
-// DeleteUser deletes a user and, by cascade, their sessions, tokens and
-// project memberships, so every credential of theirs stops working at once.
-// Spec, Errors: deleting yourself or the last admin is invalid; the workspace
-// row lock makes concurrent deletions count one after another. Workspace
-// admin.
+// DeleteUser deletes a user and, by cascade, their sessions, tokens and project
+// memberships, so every credential of theirs stops working at once. Deleting
+// yourself or the last admin is invalid (docs/reference/identity.md,
+// Invariants); the workspace row lock makes concurrent deletions count one
+// after another. Workspace admin.
 func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) error {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return err

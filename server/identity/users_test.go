@@ -10,10 +10,11 @@ import (
 	"github.com/switchyard/switchyard/server/identity"
 )
 
-// Spec, Limits: one workspace admin always remains, however the removals of
-// admins race. The caller here is a principal the database does not know as
-// an admin, so that exactly the two admins below count, and its own
-// authentication cannot change mid-test as it would over HTTP.
+// One workspace admin always remains (docs/reference/identity.md, Invariants),
+// however the removals of admins race. The caller here is a principal the
+// database does not know as an admin, so that exactly the two admins below
+// count, and its own authentication cannot change mid-test as it would over
+// HTTP.
 func TestLastAdminUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	svc, pool, _ := newService(t)

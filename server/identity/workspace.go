@@ -11,8 +11,9 @@ import (
 // WorkspaceInfo is the public view of the workspace (GET /api/auth/workspace).
 type WorkspaceInfo struct {
 	Name string
-	// SetupComplete is true exactly when at least one user exists (decisions.md,
-	// Setup wizard); until then POST /api/auth/setup is open.
+	// SetupComplete is true exactly when at least one user exists
+	// (docs/reference/identity.md, Setup wizard); until then POST
+	// /api/auth/setup is open.
 	SetupComplete bool
 }
 

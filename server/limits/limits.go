@@ -1,5 +1,5 @@
-// Package limits holds the specification's limits (spec, Limits) that the
-// control plane and measurement both enforce.
+// Package limits holds the limits (docs/reference/limits.md) that the control
+// plane and measurement both enforce.
 package limits
 
 import "regexp"

@@ -13,7 +13,8 @@ import (
 	"github.com/switchyard/switchyard/server/limits"
 )
 
-// GoalEventInput is one reported goal event (spec, Goal event).
+// GoalEventInput is one reported goal event (docs/reference/measurement.md,
+// Goal events).
 type GoalEventInput struct {
 	EventKey   string
 	UserID     *string
@@ -23,10 +24,10 @@ type GoalEventInput struct {
 }
 
 // IngestEvents stores a batch of goal events with one COPY; the event-key
-// rollups fold the rows in later (rollups.go). Spec, Goal event: rows with
-// an empty or over-long event_key are skipped; occurred_at defaults to the
-// receive time and is clamped to it, so a conversion never sorts before its
-// exposure (decisions.md: a later time becomes the receive time).
+// rollups fold the rows in later (rollups.go). Rows with an empty or
+// over-long event_key are skipped; occurred_at defaults to the receive time,
+// and a later time becomes the receive time, so a conversion never sorts
+// before its exposure (docs/reference/measurement.md, Goal events).
 func (s *Service) IngestEvents(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []GoalEventInput) error {
 	if len(items) > MaxBatchItems {
 		return ErrBatchTooLarge

@@ -20,8 +20,8 @@ import (
 
 var errExperimentNotFound = apperr.E(apperr.NotFound, "experiment not found")
 
-// Experiment statuses (spec, States: Experiment status). decisions.md: any
-// status may move to any other.
+// Experiment statuses: any status may move to any other
+// (docs/reference/measurement.md, Experiments).
 const (
 	ExperimentRunning   = "running"
 	ExperimentPaused    = "paused"
@@ -72,8 +72,8 @@ func getExperiment(ctx context.Context, q *db.Queries, envID uuid.UUID, key stri
 	return e, store.AdaptError(err)
 }
 
-// CreateExperiment creates an experiment, which starts running (decisions.md).
-// Its flag_key need not name an existing flag.
+// CreateExperiment creates an experiment, which starts running. Its flag_key
+// need not name an existing flag (docs/reference/measurement.md, Experiments).
 func (s *Service) CreateExperiment(ctx context.Context, p *auth.Principal, envID uuid.UUID, in ExperimentInput) (db.Experiment, error) {
 	var pr apperr.Problems
 	for _, k := range []struct{ field, value string }{{"key", in.Key}, {"flag_key", in.FlagKey}, {"goal_event_key", in.GoalEventKey}} {
@@ -173,8 +173,8 @@ func (s *Service) DeleteExperiment(ctx context.Context, p *auth.Principal, envID
 	return store.AdaptError(err)
 }
 
-// ExperimentResult is the measured outcome of an experiment (spec,
-// Experiment result).
+// ExperimentResult is the measured outcome of an experiment
+// (docs/reference/measurement.md, Experiment results).
 type ExperimentResult struct {
 	Experiment     db.Experiment
 	ControlVariant *string // nil without data
@@ -193,12 +193,13 @@ type VariantResult struct {
 	stats.Comparison
 }
 
-// ExperimentResults measures an experiment. Spec, Experiment result: a user
-// enters at first exposure to the flag and stays in the variant seen then;
-// anonymous evaluations are excluded; a user converted when a goal event of
-// the experiment's key occurred at or after that first exposure. The control
-// is the experiment's control_variant when it is an arm of the data, else
-// the most-exposed arm (ties: the lowest value).
+// ExperimentResults measures an experiment (docs/reference/measurement.md,
+// Attribution and Experiment results): a user enters at first exposure to the
+// flag and stays in the variant seen then; anonymous evaluations are excluded;
+// a user converted when a goal event of the experiment's key occurred at or
+// after that first exposure. The control is the experiment's control_variant
+// when it is an arm of the data, else the most-exposed arm (ties: the lowest
+// value).
 func (s *Service) ExperimentResults(ctx context.Context, p *auth.Principal, envID uuid.UUID, key string) (ExperimentResult, error) {
 	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) (ExperimentResult, error) {
 		e, err := getExperiment(ctx, q, envID, key)

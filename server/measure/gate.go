@@ -7,14 +7,14 @@ import (
 	"time"
 )
 
-// Reads add up the unfolded tail (read.go), so a read costs time in
-// proportion to it, and the folder folds only so many rows a second (the
-// per-user rollups cost a few index insertions per row). Ingest faster than
-// that for long would grow the tail, and every read with it, without bound;
-// it is also not a rate the server can sustain, only one it can defer. So
-// ingest passes a gate first (issue 17, "reads never wait on a backlog"):
-// while the unfolded rows of its kind reach the tail limit, a batch waits
-// for the folder before it is copied. Below the limit the gate costs an
+// Reads add up the unfolded tail (read.go), so a read costs time in proportion
+// to it, and the folder folds only so many rows a second (the per-user rollups
+// cost a few index insertions per row). Ingest faster than that for long would
+// grow the tail, and every read with it, without bound; it is also not a rate
+// the server can sustain, only one it can defer. So ingest passes a gate first,
+// which keeps reads from waiting on a backlog (docs/reference/measurement.md,
+// Fresh reads): while the unfolded rows of its kind reach the tail limit, a batch
+// waits for the folder before it is copied. Below the limit the gate costs an
 // occasional query; at it, acknowledgements slow to the fold's pace and the
 // tail, and with it every read, stays bounded whatever the ingest.
 //

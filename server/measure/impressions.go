@@ -14,17 +14,18 @@ import (
 	"github.com/switchyard/switchyard/server/limits"
 )
 
-// MaxBatchItems is the largest impression or goal-event batch (spec, Limits:
-// batch size); larger batches answer 413.
+// MaxBatchItems is the largest impression or goal-event batch; larger
+// batches answer 413 (docs/reference/limits.md, Requests).
 const MaxBatchItems = 500
 
-// Impression list limits (spec, Limits; decisions.md: clamped, never rejected).
+// Impression list limits: clamped, never rejected
+// (docs/reference/measurement.md, Impressions).
 const (
 	defaultImpressionLimit = 50
 	maxImpressionLimit     = 200
 )
 
-// Exposure timeline length in days (spec, Limits).
+// Exposure timeline length in days (docs/reference/measurement.md, Exposure).
 const (
 	defaultExposureDays = 14
 	maxExposureDays     = 90
@@ -37,7 +38,7 @@ var ErrBatchTooLarge = apperr.Ef(apperr.TooLarge, "a batch holds at most %d item
 type ImpressionInput struct {
 	FlagKey     string
 	UserID      *string // nil for anonymous evaluations
-	Value       string  // the result rendered as a string (decisions.md)
+	Value       string  // the result rendered as a string (docs/reference/evaluation.md, Rendered values)
 	Context     json.RawMessage
 	EvaluatedAt *time.Time // defaults to the receive time
 }
@@ -45,7 +46,8 @@ type ImpressionInput struct {
 // IngestImpressions stores a batch of impressions with one COPY; the
 // rollups fold the rows in later (rollups.go), so ingest runs near raw COPY
 // speed. SDK keys of the environment and any member who may read it may
-// report (spec: "SDK key allowed, admin not required").
+// report; no admin role is needed (docs/reference/measurement.md, Who may
+// report).
 func (s *Service) IngestImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, items []ImpressionInput) error {
 	if len(items) > MaxBatchItems {
 		return ErrBatchTooLarge
@@ -94,7 +96,7 @@ func (s *Service) ListImpressions(ctx context.Context, p *auth.Principal, envID 
 	}
 	if f.SinceID != nil {
 		params.SinceID = *f.SinceID
-		params.RowOffset = 0 // spec: offset is ignored when since_id is set
+		params.RowOffset = 0 // offset is ignored when since_id is set
 	}
 	return snapshotRead(ctx, s, p, envID, func(q *db.Queries, marks db.GetRollupWatermarksRow) (ImpressionPage, error) {
 		items, err := q.ListImpressions(ctx, params)
@@ -127,7 +129,8 @@ func (s *Service) ImpressionStats(ctx context.Context, p *auth.Principal, envID 
 	})
 }
 
-// Exposure is the exposure breakdown of one flag (spec, Exposure result).
+// Exposure is the exposure breakdown of one flag
+// (docs/reference/measurement.md, Exposure).
 type Exposure struct {
 	FlagKey          string
 	TotalImpressions int64

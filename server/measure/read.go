@@ -11,16 +11,16 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Reads never wait on the fold (issue 17). A read runs in one snapshot
-// (store.WithSnapshotV) and combines the rollups, folded through each
-// kind's watermark, with the raw rows after the watermark that the folder
-// has not reached: those are exactly the committed, unfolded rows, because
-// the folder advances a watermark only past ids that every ingest has
-// committed (rollups.go) and moves rollups and watermark in one
-// transaction. A read therefore sees every ingest acknowledged before it
-// began, whatever the backlog, and pays for the tail with one index range
-// scan of the raw rows instead of waiting for the tail to be folded; the
-// background folder keeps that tail short.
+// Reads never wait on the fold (docs/reference/measurement.md, Fresh reads). A
+// read runs in one snapshot (store.WithSnapshotV) and combines the rollups,
+// folded through each kind's watermark, with the raw rows after the watermark
+// that the folder has not reached: those are exactly the committed, unfolded
+// rows, because the folder advances a watermark only past ids that every ingest
+// has committed (rollups.go) and moves rollups and watermark in one
+// transaction. A read therefore sees every ingest acknowledged before it began,
+// whatever the backlog, and pays for the tail with one index range scan of the
+// raw rows instead of waiting for the tail to be folded; the background folder
+// keeps that tail short.
 
 // snapshotRead runs fn in one snapshot after checking that p may read the
 // environment, handing it the watermarks of that snapshot.

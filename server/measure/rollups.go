@@ -15,8 +15,8 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Rollups are folded from the raw rows after ingest, not inside it (issue 7:
-// ingest runs near raw COPY speed), up to a watermark per kind
+// Rollups are folded from the raw rows after ingest, not inside it, so that
+// ingest runs near raw COPY speed, up to a watermark per kind
 // (migrations/00006_rollup_watermarks.sql):
 //
 //   - Ingest copies the raw rows holding a shared advisory lock.

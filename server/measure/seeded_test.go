@@ -13,7 +13,7 @@ import (
 )
 
 // seeded returns a measurement service on a fresh database holding the
-// first-boot seed (written by core, as at start-up), and the id of its
+// first-boot seed (written by identity, as at start-up), and the id of its
 // Production environment.
 func seeded(t testing.TB, cfg measure.Config) (*measure.Service, *pgxpool.Pool, uuid.UUID) {
 	t.Helper()

@@ -1,7 +1,8 @@
 // Package measure is Switchyard's measurement: impressions, goal events,
 // their rollups and folding, exposure, experiments and retention. It stands
-// beside core, which keeps the control plane (identity, flags, segments,
-// governance); both ask server/access who may do what.
+// beside the control plane: identity (authentication, users, projects,
+// environments, keys), core (flags, segments, governance) and notify
+// (notifications); all of them ask server/access who may do what.
 package measure
 
 import (

@@ -11,7 +11,7 @@ import (
 	"github.com/switchyard/switchyard/server/auth"
 )
 
-// The four flag statuses (extensions.md section 3).
+// The four flag statuses (docs/reference/measurement.md, Flag status).
 const (
 	StatusNew      = "new"
 	StatusActive   = "active"

@@ -10,10 +10,10 @@ import (
 	"github.com/switchyard/switchyard/server/auth"
 )
 
-// SummaryInput is a count of evaluations of one flag that returned one
-// value between Start and End, which an SDK did not report one by one
-// (extensions.md section 3). The HTTP layer skips rows that break the
-// contract's rules before they get here.
+// SummaryInput is a count of evaluations of one flag that returned one value
+// between Start and End, which an SDK did not report one by one
+// (docs/reference/measurement.md, Summaries). The HTTP layer skips rows that
+// break the contract's rules before they get here.
 type SummaryInput struct {
 	FlagKey    string
 	Value      string // rendered as an impression's value is

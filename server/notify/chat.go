@@ -8,15 +8,15 @@ import (
 	"strings"
 )
 
-// Chat providers (decisions.md: slack and teams).
+// Chat providers (docs/reference/notifications.md, Chat providers).
 const (
 	KindSlack = "slack"
 	KindTeams = "teams"
 )
 
-// Colours of chat messages (spec, Notification events): amber for a queued
-// change, green for an approval, red for a rejection or a deletion; other
-// events use the product's default colour.
+// Colours of chat messages (docs/reference/notifications.md, Chat messages):
+// amber for a queued change, green for an approval, red for a rejection or a
+// deletion; other events use the product's default colour.
 const (
 	ColorQueued   = "#f59e0b"
 	ColorApproved = "#22c55e"
@@ -24,9 +24,10 @@ const (
 	ColorDefault  = "#6366f1"
 )
 
-// ValidChatURL checks an incoming-webhook URL (spec, Chat integration): https
-// anywhere, plaintext http only when the host is exactly 127.0.0.1,
-// localhost or [::1]. It returns a message for the client, or "".
+// ValidChatURL checks an incoming-webhook URL (docs/reference/notifications.md,
+// Integration records): https anywhere, plaintext http only when the host is
+// exactly 127.0.0.1, localhost or [::1]. It returns a message for the client,
+// or "".
 func ValidChatURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
@@ -67,7 +68,7 @@ func ValidWebhookURL(raw string) string {
 }
 
 // Preview is what listings show of a chat URL: "…" and its last 4
-// characters (decisions.md).
+// characters (docs/reference/notifications.md, Integration records).
 func Preview(raw string) string {
 	r := []rune(raw)
 	if len(r) > 4 {
@@ -92,9 +93,9 @@ func Color(event string) string {
 // fact is one labelled line of a chat message.
 type fact struct{ name, value string }
 
-// summary is the text content every chat message carries (spec,
-// Notification events): environment, flag key, enabled state, rollout
-// percentage, actor and, for rejections, the reason.
+// summary is the text content every chat message carries
+// (docs/reference/notifications.md, Chat messages): environment, flag key,
+// enabled state, rollout percentage, actor and, for rejections, the reason.
 func summary(e Envelope) (title string, facts []fact) {
 	titles := map[string]string{
 		EventFlagCreated:           "Flag created",

@@ -23,7 +23,8 @@ import (
 // client's timeout (notify.DefaultTimeout, 5 s), but a batch sends each
 // target's rows one after another. A crashed sender renews nothing, and its
 // rows are claimed again at most a lease plus one idle poll of the delivery
-// loop (1 s) after its last renewal: well within the 30 s of issue 14.
+// loop (1 s) after its last renewal: well within the 30 s target for
+// retrying a delivery cut short by a crash (docs/governance.md).
 const notificationLease = 10 * time.Second
 
 // notificationBatch is how many notifications one DeliverNotifications call
@@ -223,10 +224,11 @@ func (c *claim) keep(ctx context.Context, pool db.DBTX, logger *slog.Logger, sto
 	}
 }
 
-// deliver makes one attempt of a notification claimed under claimID.
-// Spec: a failed delivery is retried after 1 s, 5 s and 15 s (s.backoff),
-// every attempt is logged, and a chat provider's 4xx is a rejection, not
-// retried. An error marked errCutShort means no attempt was completed.
+// deliver makes one attempt of a notification claimed under claimID. A failed
+// delivery is retried after 1 s, 5 s and 15 s (s.backoff), every attempt is
+// logged, and a chat provider's 4xx is a rejection, not retried
+// (docs/reference/notifications.md, Retries). An error marked errCutShort means
+// no attempt was completed.
 func (s *Service) deliver(ctx context.Context, claimID uuid.UUID, row db.NotificationOutbox) error {
 	q := db.New(s.pool)
 	// Once an attempt is made, recording its outcome must not be cut short.

@@ -1,6 +1,6 @@
-// Package notify owns Switchyard's notifications (spec, Notification events;
-// docs/governance.md), from the change that causes one to the log of its
-// delivery:
+// Package notify owns Switchyard's notifications
+// (docs/reference/notifications.md; docs/governance.md), from the change that
+// causes one to the log of its delivery:
 //
 //   - The outbox: Enqueue writes one row per enabled webhook and chat
 //     integration of an environment inside the caller's transaction (core's

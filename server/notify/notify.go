@@ -17,8 +17,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// The notification events (spec, Notification events), and the chat test
-// event (decisions.md, Further points).
+// The notification events, and the test event of an integration's test
+// route (docs/reference/notifications.md, Events).
 const (
 	EventFlagCreated           = "flag.created"
 	EventFlagUpdated           = "flag.updated"
@@ -36,7 +36,8 @@ var Events = []string{
 	EventChangeRequestOpened, EventChangeRequestApproved, EventChangeRequestRejected,
 }
 
-// Headers of a webhook delivery (decisions.md, Webhooks and chat).
+// Headers of a webhook delivery (docs/reference/notifications.md, Webhook
+// request).
 const (
 	HeaderEvent     = "X-Service-Event"
 	HeaderDelivery  = "X-Service-Delivery"
@@ -44,7 +45,8 @@ const (
 )
 
 // DefaultBackoff is the wait before each retry of a failed delivery: three
-// retries, 1 s, 5 s and 15 s after the failures (decisions.md).
+// retries, 1 s, 5 s and 15 s after the failures
+// (docs/reference/notifications.md, Retries).
 var DefaultBackoff = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}
 
 // Limits of one outbound request.
@@ -61,7 +63,8 @@ type Ref struct {
 }
 
 // Envelope is one notification: the webhook payload body, field for field
-// (decisions.md), plus what chat messages show.
+// (docs/reference/notifications.md, Webhook body), plus what chat messages
+// show.
 type Envelope struct {
 	Event       string          `json:"event"`
 	DeliveryID  uuid.UUID       `json:"delivery_id"`

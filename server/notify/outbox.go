@@ -12,13 +12,14 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 )
 
-// Enqueue writes a notification to the outbox in q's transaction (spec,
-// Notification events; docs/governance.md): one row per enabled webhook and
-// per enabled chat integration of the environment whose event selection
-// includes event (empty selects all). It commits or rolls back with the
-// change that causes it, and nothing is sent before the commit. data is the
-// payload's data (the flag after the change, or the change request); flag
-// is what chat messages show of the flag, nil when there is none.
+// Enqueue writes a notification to the outbox in q's transaction
+// (docs/reference/notifications.md, Delivery guarantees; docs/governance.md):
+// one row per enabled webhook and per enabled chat integration of the
+// environment whose event selection includes event (empty selects all). It
+// commits or rolls back with the change that causes it, and nothing is sent
+// before the commit. data is the payload's data (the flag after the change, or
+// the change request); flag is what chat messages show of the flag, nil when
+// there is none.
 func Enqueue(ctx context.Context, q *db.Queries, envID uuid.UUID, event, flagKey, actor string, data any, flag *eval.Flag) error {
 	hooks, err := q.ListEnabledWebhooks(ctx, envID)
 	if err != nil {

@@ -157,9 +157,9 @@ type IntegrationInput struct {
 	Enabled                *bool    // default true
 }
 
-// CreateIntegration connects a chat integration (project admin). Spec, Chat
-// integration: unknown kind, a non-loopback plaintext URL and unknown events
-// are 422.
+// CreateIntegration connects a chat integration (project admin). An unknown
+// kind, a non-loopback plaintext URL and unknown events are 422
+// (docs/reference/notifications.md, Integration records).
 func (s *Service) CreateIntegration(ctx context.Context, p *auth.Principal, envID uuid.UUID, in IntegrationInput) (db.ChatIntegration, error) {
 	q := db.New(s.pool)
 	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
@@ -258,10 +258,11 @@ func (s *Service) ListIntegrationDeliveries(ctx context.Context, p *auth.Princip
 	return q.ListChatDeliveries(ctx, id)
 }
 
-// TestIntegration sends the event "test" to a chat integration through the
-// real delivery path, one attempt, and returns its delivery row
-// (decisions.md). It is an explicit request, so it is sent even while the
-// integration is disabled or not subscribed to anything in particular.
+// TestIntegration sends the event "test" to a chat integration through the real
+// delivery path, one attempt, and returns its delivery row
+// (docs/reference/notifications.md, Integration records). It is an explicit
+// request, so it is sent even while the integration is disabled or not
+// subscribed to anything in particular.
 func (s *Service) TestIntegration(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) (db.ChatDelivery, error) {
 	q := db.New(s.pool)
 	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// extensions.md, Request: the user key, the scalar attributes, and what is
-// an invalid context.
+// docs/reference/ofrep.md, Request: the user key, the scalar attributes, and
+// what is an invalid context.
 func TestParseContext(t *testing.T) {
 	for body, want := range map[string]evalContext{
 		``:            {},

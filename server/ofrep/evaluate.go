@@ -18,7 +18,8 @@ import (
 	"github.com/switchyard/switchyard/server/measure"
 )
 
-// maxBody is the request body limit (decisions.md: 1 MiB, 413 beyond).
+// maxBody is the request body limit: 1 MiB, 413 beyond
+// (docs/reference/errors.md, Too large).
 const maxBody = 1 << 20
 
 // OFREP error codes (OpenFeature's error codes).
@@ -74,7 +75,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffe
 	return buf, nil
 }
 
-// parseContext reads {"context": {...}} (extensions.md, Request):
+// parseContext reads {"context": {...}} (docs/reference/ofrep.md, Request):
 // targetingKey, when a non-empty string, is the user key; every other entry
 // whose value is a string, number or boolean is an attribute; other values
 // are ignored. No body or no context is an anonymous evaluation without
@@ -168,7 +169,7 @@ type metadata struct {
 
 // evaluate evaluates one flag with the one evaluator. A result that is JSON
 // null leaves value and variant out, which OFREP reads as "use the code
-// default" (extensions.md, Result of one flag).
+// default" (docs/reference/ofrep.md, Result of one flag).
 func evaluate(flags *eval.Snapshot, info eval.FlagInfo, key string, c evalContext) result {
 	r := flags.Evaluate(key, c.user, c.attrs)
 	out := result{Key: key, Reason: reason(r.Reason), Metadata: metadata{Version: info.Version}}
@@ -203,7 +204,7 @@ func reason(r eval.Reason) string {
 }
 
 // visible reports whether p may see a flag: client keys see client-side
-// flags only (extensions.md, Client-side availability).
+// flags only (docs/reference/ofrep.md, Client-side availability).
 func visible(p *auth.Principal, info eval.FlagInfo) bool {
 	return !p.Client || info.ClientSide
 }

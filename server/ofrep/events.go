@@ -23,13 +23,13 @@ import (
 // writeTimeout bounds each write to an event-stream client.
 const writeTimeout = 10 * time.Second
 
-// tokens seal the key an event stream belongs to into its URL, so the URL
-// never carries the key itself (extensions.md, Change notifications). A
-// token is the key's id and environment with an HMAC under a key derived
-// from SESSION_SECRET, so every instance verifies what any instance issued.
-// It grants that stream alone; it stops working when the key is revoked,
-// because every connection looks the key up, and revocation ends open
-// streams through the route every ended credential takes.
+// tokens seal the key an event stream belongs to into its URL, so the URL never
+// carries the key itself (docs/reference/ofrep.md, Change notifications). A
+// token is the key's id and environment with an HMAC under a key derived from
+// SESSION_SECRET, so every instance verifies what any instance issued. It
+// grants that stream alone; it stops working when the key is revoked, because
+// every connection looks the key up, and revocation ends open streams through
+// the route every ended credential takes.
 type tokens struct {
 	key []byte
 }

@@ -25,10 +25,11 @@ type ExposuresConfig struct {
 	Dropped       func()        // counts an impression dropped on a full queue (a Prometheus counter)
 }
 
-// Exposures turns single-flag evaluations into impressions off the request
-// path (extensions.md, Impressions): Add never blocks, a full queue drops and
-// counts, as the Go SDK's event queue does, and a background loop writes
-// batches of up to measure.MaxBatchItems through the same ingest as SDK reports.
+// Exposures turns single-flag evaluations into impressions off the request path
+// (docs/reference/ofrep.md, Impressions): Add never blocks, a full queue drops
+// and counts, as the Go SDK's event queue does, and a background loop writes
+// batches of up to measure.MaxBatchItems through the same ingest as SDK
+// reports.
 type Exposures struct {
 	ing  Ingester
 	cfg  ExposuresConfig

@@ -1,12 +1,13 @@
 // Package ofrep serves the OpenFeature Remote Evaluation Protocol
-// (extensions.md, section 1): single and bulk evaluation, the provider
+// (docs/reference/ofrep.md): single and bulk evaluation, the provider
 // configuration, and the change-notification stream that the official web
-// provider connects to. Remote evaluation is a context of its own (STYLE
-// §16): it reads the stream hub's in-memory, segment-expanded flags through
-// the small Flags interface and evaluates them with sdkgo/eval, the one
-// evaluator, so a flag gives the same value here as in the Go SDK. Nothing on
-// the evaluation path touches the database: authentication uses identity's SDK
-// key cache, and exposures are handed to a bounded queue.
+// provider connects to. Remote evaluation is a context of its own
+// (docs/reference/code-style.md, §16 Contexts and locks): it reads the stream
+// hub's in-memory, segment-expanded flags through the small Flags interface and
+// evaluates them with sdkgo/eval, the one evaluator, so a flag gives the same
+// value here as in the Go SDK. Nothing on the evaluation path touches the
+// database: authentication uses identity's SDK key cache, and exposures are
+// handed to a bounded queue.
 package ofrep
 
 import (
@@ -116,7 +117,7 @@ const (
 	pathEvents        = "/ofrep/v1/events"
 )
 
-// ServeHTTP answers CORS preflights for any origin (extensions.md,
+// ServeHTTP answers CORS preflights for any origin (docs/reference/ofrep.md,
 // Browsers), marks every answer for cross-origin readers, and routes: four
 // fixed paths, matched by hand because clients poll them (a pattern router
 // costs more than the 304 it answers).
@@ -144,7 +145,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // only admits one method on a route; others answer 405 like every route
-// (decisions.md: unsupported method on a known path).
+// (docs/reference/errors.md, Status codes: an unsupported method on a known
+// path).
 func (h *Handler) only(w http.ResponseWriter, r *http.Request, method string, next http.HandlerFunc) {
 	if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 		w.Header().Set("Allow", method+", OPTIONS")
@@ -169,7 +171,8 @@ func allowCORS(w http.ResponseWriter, r *http.Request) {
 }
 
 // CORS wraps the ingest routes with the same browser rules as OFREP
-// (extensions.md: client keys report exposures from browsers).
+// (docs/reference/ofrep.md, Browsers): client keys report exposures from
+// browsers.
 func CORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		allowCORS(w, r)
@@ -182,7 +185,7 @@ func CORS(next http.Handler) http.Handler {
 }
 
 // errSessionOrToken answers a session cookie or personal access token:
-// OFREP is for SDK keys (extensions.md, Credentials).
+// OFREP is for SDK keys (docs/reference/ofrep.md, Credentials).
 var errSessionOrToken = apperr.E(apperr.Forbidden, "OFREP needs a server or client SDK key")
 
 // authenticate reads a key from Authorization: Bearer or X-API-Key.

@@ -2,8 +2,8 @@ package stats
 
 import "math"
 
-// SignificanceLevel is the significance gate of the specification (Limits):
-// a difference is significant when its p-value is below it.
+// SignificanceLevel is the significance gate: a difference is significant
+// when its p-value is below it (docs/reference/limits.md, Significance).
 const SignificanceLevel = 0.05
 
 // Arm is one variant of an experiment: users exposed to it and, of those,
@@ -23,7 +23,8 @@ func (a Arm) Rate() float64 {
 }
 
 // Comparison is a variant measured against the control. A nil field is
-// undefined (spec, Experiment result: null).
+// undefined, null in the answer (docs/reference/measurement.md, Experiment
+// results).
 type Comparison struct {
 	Uplift      *float64 // (rate − control rate) / control rate; nil when the control rate is 0
 	Z           *float64 // pooled two-proportion z-score; nil when undefined

@@ -161,8 +161,8 @@ func Unreachable(err error) bool {
 }
 
 // AdaptError translates a database error into an *apperr.Error, the one place
-// where Switchyard does so (STYLE §4). It decides on the SQLSTATE and the
-// constraint name, never on message text:
+// where Switchyard does so (docs/reference/code-style.md, §4 Errors). It
+// decides on the SQLSTATE and the constraint name, never on message text:
 //
 //   - an unreachable database (see Unreachable): Unavailable
 //   - pgx.ErrNoRows: NotFound

@@ -11,8 +11,8 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Existing data survives every later migration (spec: "existing data is
-// preserved"), and what later migrations add works on rows written before
+// Existing data survives every later migration (docs/reference/server.md,
+// Start-up), and what later migrations add works on rows written before
 // them: a database at the first version, with a project, an environment and
 // a flag in it, is migrated to the latest version.
 func TestUpgradeKeepsData(t *testing.T) {

@@ -109,9 +109,9 @@ func within(t *testing.T, what string, f func() error) {
 
 // While a change is being re-read from the database (here: held), new
 // connections and snapshots of the same environment and of another one are
-// served from the cache at once (issue 14, "Fan-out must not make new
-// clients wait"). A connection that joined during the read gets the change
-// on its queue.
+// served from the cache at once: a fan-out never makes new clients wait
+// (docs/reference/code-style.md, §16 Contexts and locks). A connection that
+// joined during the read gets the change on its queue.
 func TestSlowChangeReadDoesNotBlockSubscribeOrSnapshot(t *testing.T) {
 	src := newGatedSource()
 	envA, envB := uuid.New(), uuid.New()

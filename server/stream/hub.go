@@ -7,9 +7,10 @@
 // instance's change follower (server/follow), which merges the bus, the
 // change log and this instance's own writes. The hub re-reads the committed
 // flag and compares versions, so duplicate, late or reordered notifications
-// are harmless (STYLE §6, "notify, then read"). When messages may have been
-// lost it resyncs: drops its caches and ends every stream, and clients
-// reconnect and rebuild from the replay (decisions.md, Stream).
+// are harmless (docs/reference/code-style.md, §6 Bus and hub: "notify, then
+// read"). When messages may have been lost it resyncs: drops its caches and
+// ends every stream, and clients reconnect and rebuild from the replay
+// (docs/reference/stream.md, Resync).
 package stream
 
 import (
@@ -66,14 +67,14 @@ const readTimeout = 30 * time.Second
 // Changes are applied one at a time, by the change follower (Apply), so
 // fan-outs never overlap and every connection receives them in order.
 //
-// Locking (STYLE §16): h.mu guards the environment table, the set of every
-// subscriber and closed; each envState's mu guards that environment's
-// current view and its subscribers. Both are held only for map and pointer
-// work: never across a read of the Source, an encoding or a fan-out, and
-// never one inside the other. A change is read and encoded with no lock
-// held, installed with a compare-and-swap of the environment's view, and
-// fanned out to a copy of the subscribers taken in the same critical
-// section as the install.
+// Locking (docs/reference/code-style.md, §16 Contexts and locks): h.mu guards
+// the environment table, the set of every subscriber and closed; each
+// envState's mu guards that environment's current view and its subscribers.
+// Both are held only for map and pointer work: never across a read of the
+// Source, an encoding or a fan-out, and never one inside the other. A change is
+// read and encoded with no lock held, installed with a compare-and-swap of the
+// environment's view, and fanned out to a copy of the subscribers taken in the
+// same critical section as the install.
 type Hub struct {
 	src Source
 	cfg Config

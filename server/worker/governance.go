@@ -11,7 +11,7 @@ type ScheduledChanges interface {
 	RunScheduledChange(ctx context.Context) (bool, error)
 }
 
-// Notifications is what the delivery loop needs of core.
+// Notifications is what the delivery loop needs of notify.
 type Notifications interface {
 	DeliverNotifications(ctx context.Context) (int, error)
 }

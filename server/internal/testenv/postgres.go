@@ -38,9 +38,10 @@ type Postgres struct {
 // StartPostgres creates and starts a private cluster, stopped and removed when
 // the test ends. It needs PostgreSQL's server binaries
 // (/usr/lib/postgresql/<version>/bin, or initdb and pg_ctl on PATH); without
-// them the test skips, except under CI=true, where it fails (STYLE §10;
-// .ci/services.sh installs them). PostgreSQL refuses to run as root, so as
-// root the cluster runs as the postgres OS user.
+// them the test skips, except under CI=true, where it fails
+// (docs/reference/code-style.md, §10 Testing; .ci/services.sh installs them).
+// PostgreSQL refuses to run as root, so as root the cluster runs as the
+// postgres OS user.
 func StartPostgres(t testing.TB) *Postgres {
 	t.Helper()
 	bin, err := pgBinDir()
@@ -208,7 +209,8 @@ func pgFreePort() (int, error) {
 }
 
 // pgSkipOrFail skips the test with msg, or fails it under CI=true, where a
-// skipped integration test would pass unnoticed (STYLE §10).
+// skipped integration test would pass unnoticed (docs/reference/code-style.md,
+// §10 Testing).
 func pgSkipOrFail(t testing.TB, msg string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {

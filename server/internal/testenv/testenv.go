@@ -1,7 +1,8 @@
 // Package testenv gives tests real services: a fresh, migrated PostgreSQL
 // database per test and the Redis URL. The admin connection comes from
 // TEST_DATABASE_URL (a postgres:// URL) and Redis from TEST_REDIS_URL. Without
-// them tests skip, except under CI=true, where they fail (STYLE §10).
+// them tests skip, except under CI=true, where they fail
+// (docs/reference/code-style.md, §10 Testing).
 //
 // The databases it makes on the shared server are named so that leftovers can
 // be told from databases in use:
