@@ -14,7 +14,7 @@ import (
 
 type route struct{ method, path string }
 
-// contractRoutes is every route that docs/reference/ states, transcribed by
+// contractRoutes is every route Switchyard promises, transcribed by
 // hand so that a route dropped from api/openapi.yaml fails a test.
 var contractRoutes = []route{
 	{"GET", "/health"},
