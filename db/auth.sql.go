@@ -76,8 +76,8 @@ type GetLegacyKeyEnvironmentRow struct {
 	ProjectID uuid.UUID
 }
 
-// decisions.md: the legacy SDK_KEY is bound to the Production environment of
-// the Default project.
+// The legacy SDK_KEY is bound to the Production environment of the Default
+// project (docs/reference/identity.md, Legacy SDK key).
 func (q *Queries) GetLegacyKeyEnvironment(ctx context.Context) (GetLegacyKeyEnvironmentRow, error) {
 	row := q.db.QueryRow(ctx, getLegacyKeyEnvironment)
 	var i GetLegacyKeyEnvironmentRow

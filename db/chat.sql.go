@@ -250,7 +250,8 @@ WHERE d.integration_id = $1::uuid
   AND d.id NOT IN (SELECT k.id FROM chat_deliveries k WHERE k.integration_id = $1::uuid ORDER BY k.id DESC LIMIT 200)
 `
 
-// The latest 200 per integration are retained (spec, Chat integration).
+// The latest 200 per integration are retained (docs/reference/limits.md,
+// Logs kept).
 func (q *Queries) PruneChatDeliveries(ctx context.Context, integrationID uuid.UUID) error {
 	_, err := q.db.Exec(ctx, pruneChatDeliveries, integrationID)
 	return err

@@ -121,7 +121,8 @@ func (r iteratorForCopySummaries) Err() error {
 	return nil
 }
 
-// Evaluation summaries (extensions.md section 3; migrations/00010).
+// Evaluation summaries (docs/reference/measurement.md, Summaries; tables in
+// migrations/00010_summaries_and_status.sql).
 func (q *Queries) CopySummaries(ctx context.Context, arg []CopySummariesParams) (int64, error) {
 	return q.db.CopyFrom(ctx, []string{"impression_summaries"}, []string{"environment_id", "flag_key", "value", "count", "start_at", "end_at"}, &iteratorForCopySummaries{rows: arg})
 }

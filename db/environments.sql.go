@@ -112,7 +112,7 @@ const listEnvironmentsByProject = `-- name: ListEnvironmentsByProject :many
 SELECT id, project_id, name, slug, color, is_default, require_approval, created_at FROM environments WHERE project_id = $1 ORDER BY created_at DESC, id
 `
 
-// Newest first (decisions.md: lists without a stated order).
+// Newest first (docs/reference/flags.md, List order).
 func (q *Queries) ListEnvironmentsByProject(ctx context.Context, projectID uuid.UUID) ([]Environment, error) {
 	rows, err := q.db.Query(ctx, listEnvironmentsByProject, projectID)
 	if err != nil {

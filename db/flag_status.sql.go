@@ -145,7 +145,8 @@ type ListFlagStatusFlagsRow struct {
 	UpdatedAt time.Time
 }
 
-// Flag status (extensions.md section 3): new, active, launched, inactive.
+// Flag status (docs/reference/measurement.md, Flag status): new, active,
+// launched, inactive.
 // Every flag of the environment, archived ones included, with when its
 // record last changed.
 func (q *Queries) ListFlagStatusFlags(ctx context.Context, environmentID uuid.UUID) ([]ListFlagStatusFlagsRow, error) {

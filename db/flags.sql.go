@@ -363,7 +363,8 @@ type UpdateFlagParams struct {
 	ID                int64
 }
 
-// Every write bumps the version (decisions.md); archived_at is kept.
+// Every write bumps the version (docs/reference/flags.md, Version);
+// archived_at is kept.
 func (q *Queries) UpdateFlag(ctx context.Context, arg UpdateFlagParams) (Flag, error) {
 	row := q.db.QueryRow(ctx, updateFlag,
 		arg.IsEnabled,

@@ -539,7 +539,7 @@ type ListImpressionStatsRow struct {
 
 // The rollups through the watermarks plus the raw rows after them, which
 // the folder has not reached yet (server/measure/read.go). Summaries count
-// wherever evaluations are counted (extensions.md section 3).
+// wherever evaluations are counted (docs/reference/measurement.md, Summaries).
 func (q *Queries) ListImpressionStats(ctx context.Context, arg ListImpressionStatsParams) ([]ListImpressionStatsRow, error) {
 	rows, err := q.db.Query(ctx, listImpressionStats, arg.EnvironmentID, arg.ImpressionsAfter, arg.SummariesAfter)
 	if err != nil {

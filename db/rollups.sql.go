@@ -56,8 +56,9 @@ SELECT id FROM environments WHERE id = $1 FOR KEY SHARE
 `
 
 // Once per ingest batch, in its transaction: the raw tables have no foreign
-// key (migrations/00011), so this refuses a deleted environment and holds
-// off a deletion until the batch commits (whose trigger then clears it).
+// key (migrations/00011_raw_rows_without_foreign_keys.sql), so this refuses a
+// deleted environment and holds off a deletion until the batch commits (whose
+// trigger then clears it).
 func (q *Queries) LockEnvironmentForIngest(ctx context.Context, environmentID uuid.UUID) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, lockEnvironmentForIngest, environmentID)
 	var id uuid.UUID

@@ -22,8 +22,8 @@ LIMIT 1
 FOR UPDATE OF sc SKIP LOCKED
 `
 
-// One due change whose environment permits it (spec: while approval is
-// required the change waits). SKIP LOCKED lets several instances work the
+// One due change whose environment permits it (docs/reference/flags.md,
+// Scheduled changes: while approval is required the change waits). SKIP LOCKED lets several instances work the
 // queue at once, each change claimed by exactly one of them.
 func (q *Queries) ClaimDueScheduledChange(ctx context.Context, now time.Time) (ScheduledChange, error) {
 	row := q.db.QueryRow(ctx, claimDueScheduledChange, now)
@@ -113,7 +113,8 @@ type ListScheduledChangesParams struct {
 	FlagKey       *string
 }
 
-// Executed changes stay listed (decisions.md). flag_key NULL lists every flag.
+// Executed changes stay listed (docs/reference/flags.md, Scheduled changes).
+// flag_key NULL lists every flag.
 func (q *Queries) ListScheduledChanges(ctx context.Context, arg ListScheduledChangesParams) ([]ScheduledChange, error) {
 	rows, err := q.db.Query(ctx, listScheduledChanges, arg.EnvironmentID, arg.FlagKey)
 	if err != nil {

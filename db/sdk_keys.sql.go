@@ -16,8 +16,8 @@ const countServerKeysByProject = `-- name: CountServerKeysByProject :one
 SELECT count(*) FROM sdk_keys WHERE project_id = $1 AND kind = 'server'
 `
 
-// Spec, Limits: a project keeps an SDK key; extensions.md: client keys do
-// not count.
+// A project keeps at least one server SDK key; client keys do not count
+// (docs/reference/identity.md, SDK key management).
 func (q *Queries) CountServerKeysByProject(ctx context.Context, projectID uuid.UUID) (int64, error) {
 	row := q.db.QueryRow(ctx, countServerKeysByProject, projectID)
 	var count int64

@@ -243,7 +243,7 @@ WHERE d.webhook_id = $1::uuid
   AND d.id NOT IN (SELECT k.id FROM webhook_deliveries k WHERE k.webhook_id = $1::uuid ORDER BY k.id DESC LIMIT 100)
 `
 
-// Only the latest 100 are ever shown (spec, Limits).
+// Only the latest 100 are ever shown (docs/reference/limits.md, Logs kept).
 func (q *Queries) PruneWebhookDeliveries(ctx context.Context, webhookID uuid.UUID) error {
 	_, err := q.db.Exec(ctx, pruneWebhookDeliveries, webhookID)
 	return err

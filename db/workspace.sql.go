@@ -42,7 +42,8 @@ type GetWorkspaceInfoRow struct {
 	SetupComplete bool
 }
 
-// Setup is complete exactly when at least one user exists (decisions.md).
+// Setup is complete exactly when at least one user exists
+// (docs/reference/identity.md, Setup wizard).
 func (q *Queries) GetWorkspaceInfo(ctx context.Context) (GetWorkspaceInfoRow, error) {
 	row := q.db.QueryRow(ctx, getWorkspaceInfo)
 	var i GetWorkspaceInfoRow

@@ -1,5 +1,5 @@
--- Switchyard's whole data model (service-spec.md "Resources and their fields",
--- decisions.md). Hierarchy: workspace (singleton) > projects > environments >
+-- Switchyard's whole data model (docs/reference/flags.md, Flag fields, and
+-- docs/reference/identity.md, Projects and environments). Hierarchy: workspace (singleton) > projects > environments >
 -- everything per environment. Deleting a parent cascades to its children.
 --
 -- Conventions:
@@ -7,8 +7,9 @@
 --     created in one transaction (a project's three environments) keep their order.
 --   * Constraints carry explicit names where server/store.AdaptError maps them to
 --     a client message; keep the two in step.
---   * Keys of flags, segments and experiments follow the spec's key rule:
---     ASCII alphanumerics, underscore, hyphen, 1 to 100 characters.
+--   * Keys of flags, segments and experiments follow the key rule of
+--     docs/reference/limits.md, Keys and names: ASCII alphanumerics,
+--     underscore, hyphen, 1 to 100 characters.
 
 -- +goose Up
 
@@ -29,8 +30,8 @@ CREATE TABLE users (
 -- E-mail addresses are unique regardless of case; login looks them up by lower(email).
 CREATE UNIQUE INDEX users_email_key ON users (lower(email));
 
--- Server-side sessions (decisions.md "Sessions are stored server-side"): the
--- cookie seals the random id; logout and user deletion remove the row.
+-- Server-side sessions (docs/reference/identity.md, Sessions): the cookie
+-- seals the random id; logout and user deletion remove the row.
 CREATE TABLE sessions (
     id         bytea       PRIMARY KEY CHECK (octet_length(id) >= 16),
     user_id    bigint      NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -41,7 +42,8 @@ CREATE INDEX sessions_user_id_idx ON sessions (user_id);
 CREATE INDEX sessions_expires_at_idx ON sessions (expires_at);
 
 -- Login failures per lowercased e-mail, whether or not an account exists
--- (decisions.md), so responses never reveal which addresses exist.
+-- (docs/reference/identity.md, Login lockout), so responses never reveal
+-- which addresses exist.
 CREATE TABLE login_attempts (
     email             text        PRIMARY KEY CHECK (email = lower(email)),
     failures          integer     NOT NULL DEFAULT 0 CHECK (failures >= 0),
@@ -52,7 +54,8 @@ CREATE TABLE login_attempts (
 CREATE TABLE projects (
     id         uuid        PRIMARY KEY DEFAULT gen_random_uuid(),
     name       text        NOT NULL CONSTRAINT projects_name_check CHECK (btrim(name) <> ''),
-    -- decisions.md: lowercase ASCII, runs of other characters become one hyphen, trimmed.
+    -- Lowercase ASCII, runs of other characters become one hyphen, trimmed
+    -- (docs/reference/identity.md, Projects and environments).
     slug       text        NOT NULL CONSTRAINT projects_slug_check CHECK (slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'),
     created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     CONSTRAINT projects_slug_key UNIQUE (slug)
@@ -135,7 +138,7 @@ CREATE TABLE flags (
     tags               text[]      NOT NULL DEFAULT '{}',
     owner_email        text,
     archived_at        timestamptz,
-    -- decisions.md: 1 on creation, +1 on every write of any kind.
+    -- 1 on creation, +1 on every write of any kind (docs/reference/flags.md, Version).
     version            bigint      NOT NULL DEFAULT 1 CHECK (version >= 1),
     created_at         timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at         timestamptz NOT NULL DEFAULT clock_timestamp(),
@@ -210,7 +213,8 @@ CREATE INDEX impressions_environment_id_flag_key_user_id_idx
 CREATE TABLE goal_events (
     id             bigint           GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     environment_id uuid             NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
-    -- Spec: max 100 chars; rows with an empty or over-long key are skipped before insert.
+    -- Max 100 chars; rows with an empty or over-long key are skipped before insert
+    -- (docs/reference/measurement.md, Goal events).
     event_key      text             NOT NULL CHECK (char_length(event_key) BETWEEN 1 AND 100),
     user_id        text,
     value          double precision,
@@ -268,7 +272,8 @@ CREATE TABLE scheduled_changes (
     attempts        integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0),
     last_error      text,
     -- The worker's due time: scheduled_at on insert, pushed back after a failure
-    -- (spec: retried not earlier than 60 seconds after a failure).
+    -- (docs/reference/flags.md, Scheduled changes: retried no earlier than 60
+    -- seconds after a failure).
     next_attempt_at timestamptz NOT NULL,
     created_by      text        NOT NULL,
     created_at      timestamptz NOT NULL DEFAULT clock_timestamp()
@@ -306,7 +311,7 @@ CREATE TABLE chat_integrations (
     kind           text        NOT NULL CONSTRAINT chat_integrations_kind_check CHECK (kind IN ('slack', 'teams')),
     name           text        NOT NULL,
     webhook_url    text        NOT NULL CONSTRAINT chat_integrations_webhook_url_check CHECK (btrim(webhook_url) <> ''),
-    -- Empty means every event (spec, Notification events).
+    -- Empty means every event (docs/reference/notifications.md, Events).
     events         text[]      NOT NULL DEFAULT '{}' CONSTRAINT chat_integrations_events_check CHECK (events <@ ARRAY[
                                    'flag.created', 'flag.updated', 'flag.deleted', 'flag.promoted',
                                    'change_request.opened', 'change_request.approved', 'change_request.rejected'

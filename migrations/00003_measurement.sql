@@ -1,9 +1,10 @@
--- Measurement rollups (issue 7; docs/performance.md "Measurement").
+-- Measurement rollups (docs/performance.md, "Measurement: design and
+-- `bench/ingest`").
 --
 -- Statistics over millions of raw impressions cannot be computed by scanning
 -- within the one-second budget, so ingest maintains these tables in the same
 -- transaction as the COPY of the raw rows: every read sees raw rows and
--- rollups that agree. Retention (server/core/retention.go) purges raw rows
+-- rollups that agree. Retention (server/measure/retention.go) purges raw rows
 -- before a UTC midnight and keeps these tables in step:
 --   * impression_daily and goal_event_keys are exact per UTC day / key;
 --   * first-exposure rows older than the cutoff are recomputed from the raw
@@ -25,8 +26,8 @@ CREATE TABLE impression_daily (
 -- keys that include the value use its MD5 digest.
 CREATE UNIQUE INDEX impression_daily_key ON impression_daily (environment_id, flag_key, day, md5(value));
 
--- First exposure of each identified user to each flag (spec, Experiment
--- result: attribution rules): the value of the user's earliest impression,
+-- First exposure of each identified user to each flag
+-- (docs/reference/measurement.md, Attribution): the value of the user's earliest impression,
 -- ties broken by ingest order.
 CREATE TABLE impression_exposures (
     environment_id uuid        NOT NULL, -- no foreign key: see the trigger below

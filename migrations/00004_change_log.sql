@@ -1,4 +1,4 @@
--- The change log behind real-time delivery (issue 5). A trigger records
+-- The change log behind real-time delivery. A trigger records
 -- every committed flag change and SDK-key revocation, whatever code path
 -- made it. Redis pub/sub makes delivery fast but is at-most-once; every
 -- instance also reads this log, so a notification lost while Redis is down,

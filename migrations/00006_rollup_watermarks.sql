@@ -1,11 +1,11 @@
 -- Rollups are folded from the raw rows up to a watermark instead of from
--- per-batch pending records (issue 7: writing each batch's rollup input a
--- second time cost about a quarter of the ingest time). Ingest now only
+-- per-batch pending records (writing each batch's rollup input a second
+-- time cost about a quarter of the ingest time). Ingest now only
 -- copies the raw rows, holding a shared advisory lock; a fold takes the same
 -- lock exclusively for an instant (every ingest that was in flight has then
 -- committed, and every later one draws larger ids from the identity
 -- sequences), reads max(id), and folds the rows between the watermark and
--- that id (server/core/rollups.go). This relies on the identity sequences
+-- that id (server/measure/rollups.go). This relies on the identity sequences
 -- keeping CACHE 1, their default: with a per-session cache a later
 -- transaction could still insert an id below the watermark.
 --

@@ -1,5 +1,5 @@
--- Every way a credential stops being valid goes through one route (issue
--- 14): a trigger on the rows behind it writes a 'revoke' entry to the change
+-- Every way a credential stops being valid goes through one route: a
+-- trigger on the rows behind it writes a 'revoke' entry to the change
 -- log, in the transaction that removes them, whatever code path or cascade
 -- removed them. Before this migration only a direct SDK-key deletion was
 -- recorded through the API, so a key whose environment or project was

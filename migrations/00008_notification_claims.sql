@@ -1,4 +1,4 @@
--- A claimed notification records which claim holds it (issue 14). The lease
+-- A claimed notification records which claim holds it. The lease
 -- (locked_until) is now short and renewed by its live sender while the
 -- request is in flight, so a crashed sender's claims lapse within seconds; the
 -- claim id lets the sender renew, retry or release only the rows it still

@@ -1,5 +1,5 @@
--- Client keys and client-side flags (issue 15; extensions.md, Client keys).
--- An SDK key is a 'server' key (sk_live_, the specification's) or a 'client'
+-- Client keys and client-side flags (docs/reference/identity.md, Client
+-- keys). An SDK key is a 'server' key (sk_live_, for servers) or a 'client'
 -- key (pk_live_, publishable), which may only evaluate the flags marked
 -- client_side and report exposures. Existing keys are server keys; existing
 -- flags stay hidden from client keys until someone marks them.

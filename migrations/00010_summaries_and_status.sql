@@ -1,4 +1,5 @@
--- Evaluation summaries and flag status (extensions.md section 3; issue 17).
+-- Evaluation summaries and flag status (docs/reference/measurement.md,
+-- Summaries and Flag status).
 --
 -- Summaries are counts of evaluations an SDK did not report one by one.
 -- Ingest copies them raw, like impressions, and the folder adds them to the

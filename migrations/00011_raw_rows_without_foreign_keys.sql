@@ -1,5 +1,5 @@
--- The raw measurement tables lose their foreign key to environments (issue
--- 17 and issue 15's single-flag evaluations, which write an impression
+-- The raw measurement tables lose their foreign key to environments
+-- (summaries, and OFREP's single-flag evaluations, which write an impression
 -- each): the referential check ran once per copied row, a query and a lock
 -- of the environment's row per impression. Ingest now locks the
 -- environment's row once per batch (FOR KEY SHARE, queries/rollups.sql,

@@ -1,5 +1,5 @@
 -- The number of distinct users per flag and value, kept by the fold beside
--- impression_variant_users (issue 17): exposure reads counted that table's
+-- impression_variant_users: exposure reads counted that table's
 -- rows for the flag on every read, a cost that grew with the users (a third
 -- of a second at 250,000 users of a flag) whatever the tail. The fold adds
 -- the rows it inserts into impression_variant_users; retention subtracts

@@ -29,8 +29,8 @@ WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @stale_before);
 SELECT id, kind, prefix, project_id, environment_id FROM sdk_keys WHERE key_hash = @key_hash;
 
 -- name: GetLegacyKeyEnvironment :one
--- decisions.md: the legacy SDK_KEY is bound to the Production environment of
--- the Default project.
+-- The legacy SDK_KEY is bound to the Production environment of the Default
+-- project (docs/reference/identity.md, Legacy SDK key).
 SELECT e.id, e.project_id
 FROM environments e
 JOIN projects p ON p.id = e.project_id

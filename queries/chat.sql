@@ -32,7 +32,8 @@ RETURNING *;
 SELECT * FROM chat_deliveries WHERE integration_id = @integration_id ORDER BY id DESC LIMIT 200;
 
 -- name: PruneChatDeliveries :exec
--- The latest 200 per integration are retained (spec, Chat integration).
+-- The latest 200 per integration are retained (docs/reference/limits.md,
+-- Logs kept).
 DELETE FROM chat_deliveries d
 WHERE d.integration_id = @integration_id::uuid
   AND d.id NOT IN (SELECT k.id FROM chat_deliveries k WHERE k.integration_id = @integration_id::uuid ORDER BY k.id DESC LIMIT 200);

@@ -4,7 +4,7 @@ VALUES (@project_id, @name, @slug, @color, @is_default)
 RETURNING *;
 
 -- name: ListEnvironmentsByProject :many
--- Newest first (decisions.md: lists without a stated order).
+-- Newest first (docs/reference/flags.md, List order).
 SELECT * FROM environments WHERE project_id = @project_id ORDER BY created_at DESC, id;
 
 -- name: ListEnvironmentsByProjects :many

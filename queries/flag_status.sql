@@ -1,4 +1,5 @@
--- Flag status (extensions.md section 3): new, active, launched, inactive.
+-- Flag status (docs/reference/measurement.md, Flag status): new, active,
+-- launched, inactive.
 
 -- name: ListFlagStatusFlags :many
 -- Every flag of the environment, archived ones included, with when its

@@ -20,7 +20,8 @@ VALUES (@environment_id, @key, @is_enabled, @rollout_percentage, @description, @
 RETURNING *;
 
 -- name: UpdateFlag :one
--- Every write bumps the version (decisions.md); archived_at is kept.
+-- Every write bumps the version (docs/reference/flags.md, Version);
+-- archived_at is kept.
 UPDATE flags
 SET is_enabled = @is_enabled, rollout_percentage = @rollout_percentage, description = @description,
     flag_type = @flag_type, default_value = @default_value, disabled_value = @disabled_value,

@@ -115,7 +115,7 @@ SELECT (coalesce((
 -- name: ListImpressionStats :many
 -- The rollups through the watermarks plus the raw rows after them, which
 -- the folder has not reached yet (server/measure/read.go). Summaries count
--- wherever evaluations are counted (extensions.md section 3).
+-- wherever evaluations are counted (docs/reference/measurement.md, Summaries).
 WITH tail AS (
     SELECT i.flag_key, i.user_id, i.value, i.evaluated_at
     FROM impressions i

@@ -31,6 +31,7 @@ UPDATE rollup_watermarks SET folded_through = @folded_through WHERE kind = @kind
 
 -- name: LockEnvironmentForIngest :one
 -- Once per ingest batch, in its transaction: the raw tables have no foreign
--- key (migrations/00011), so this refuses a deleted environment and holds
--- off a deletion until the batch commits (whose trigger then clears it).
+-- key (migrations/00011_raw_rows_without_foreign_keys.sql), so this refuses a
+-- deleted environment and holds off a deletion until the batch commits (whose
+-- trigger then clears it).
 SELECT id FROM environments WHERE id = @environment_id FOR KEY SHARE;

@@ -4,7 +4,8 @@ VALUES (@environment_id, @flag_key, @scheduled_at, @patch, @scheduled_at, @creat
 RETURNING *;
 
 -- name: ListScheduledChanges :many
--- Executed changes stay listed (decisions.md). flag_key NULL lists every flag.
+-- Executed changes stay listed (docs/reference/flags.md, Scheduled changes).
+-- flag_key NULL lists every flag.
 SELECT * FROM scheduled_changes
 WHERE environment_id = @environment_id
   AND (sqlc.narg(flag_key)::text IS NULL OR flag_key = sqlc.narg(flag_key)::text)
@@ -15,8 +16,8 @@ DELETE FROM scheduled_changes
 WHERE environment_id = @environment_id AND id = @id AND executed_at IS NULL;
 
 -- name: ClaimDueScheduledChange :one
--- One due change whose environment permits it (spec: while approval is
--- required the change waits). SKIP LOCKED lets several instances work the
+-- One due change whose environment permits it (docs/reference/flags.md,
+-- Scheduled changes: while approval is required the change waits). SKIP LOCKED lets several instances work the
 -- queue at once, each change claimed by exactly one of them.
 SELECT sc.* FROM scheduled_changes sc
 JOIN environments e ON e.id = sc.environment_id

@@ -15,8 +15,8 @@ ORDER BY k.created_at DESC, k.id DESC;
 SELECT id, environment_id, kind FROM sdk_keys WHERE id = @id AND project_id = @project_id;
 
 -- name: CountServerKeysByProject :one
--- Spec, Limits: a project keeps an SDK key; extensions.md: client keys do
--- not count.
+-- A project keeps at least one server SDK key; client keys do not count
+-- (docs/reference/identity.md, SDK key management).
 SELECT count(*) FROM sdk_keys WHERE project_id = @project_id AND kind = 'server';
 
 -- name: CountServerKeysOutsideEnvironment :one

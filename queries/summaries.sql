@@ -1,4 +1,5 @@
--- Evaluation summaries (extensions.md section 3; migrations/00010).
+-- Evaluation summaries (docs/reference/measurement.md, Summaries; tables in
+-- migrations/00010_summaries_and_status.sql).
 
 -- name: CopySummaries :copyfrom
 INSERT INTO impression_summaries (environment_id, flag_key, value, count, start_at, end_at)

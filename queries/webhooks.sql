@@ -32,7 +32,7 @@ RETURNING *;
 SELECT * FROM webhook_deliveries WHERE webhook_id = @webhook_id ORDER BY id DESC LIMIT 100;
 
 -- name: PruneWebhookDeliveries :exec
--- Only the latest 100 are ever shown (spec, Limits).
+-- Only the latest 100 are ever shown (docs/reference/limits.md, Logs kept).
 DELETE FROM webhook_deliveries d
 WHERE d.webhook_id = @webhook_id::uuid
   AND d.id NOT IN (SELECT k.id FROM webhook_deliveries k WHERE k.webhook_id = @webhook_id::uuid ORDER BY k.id DESC LIMIT 100);

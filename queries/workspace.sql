@@ -5,7 +5,8 @@ SELECT * FROM workspace WHERE id = 1;
 INSERT INTO workspace (id, name) VALUES (1, @name) RETURNING *;
 
 -- name: GetWorkspaceInfo :one
--- Setup is complete exactly when at least one user exists (decisions.md).
+-- Setup is complete exactly when at least one user exists
+-- (docs/reference/identity.md, Setup wizard).
 SELECT w.name, EXISTS (SELECT 1 FROM users) AS setup_complete
 FROM workspace w
 WHERE w.id = 1;

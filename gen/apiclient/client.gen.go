@@ -557,9 +557,11 @@ type ChatKind string
 type Condition struct {
 	Attribute string `json:"attribute"`
 
-	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
-	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
-	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	// Operator The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
+	// comparisons (greater_than, greater_than_or_equal, less_than, less_than_or_equal),
+	// not_in, not_contains, regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence),
+	// before and after (RFC 3339 instants or Unix epoch milliseconds). See
+	// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 	Operator Operator `json:"operator"`
 	Values   []string `json:"values"`
 }
@@ -1000,9 +1002,11 @@ type OfrepResult_Metadata struct {
 // OfrepResultReason defines model for OfrepResult.Reason.
 type OfrepResultReason string
 
-// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
-// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
-// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+// Operator The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
+// comparisons (greater_than, greater_than_or_equal, less_than, less_than_or_equal),
+// not_in, not_contains, regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence),
+// before and after (RFC 3339 instants or Unix epoch milliseconds). See
+// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 type Operator string
 
 // Prerequisite defines model for Prerequisite.
@@ -1019,8 +1023,9 @@ type Project struct {
 	CreatedAt        time.Time `json:"created_at"`
 	EnvironmentCount int       `json:"environment_count"`
 
-	// Environments The project's environments, default first (an extension: listing environments
-	// with their settings needs project admin, and every member needs the ids).
+	// Environments The project's environments, default first. Every member gets the ids; listing
+	// environments with their settings needs project admin (docs/reference/identity.md,
+	// Roles).
 	Environments []EnvironmentSummary `json:"environments"`
 	Id           openapi_types.UUID   `json:"id"`
 	MemberCount  int                  `json:"member_count"`
@@ -1083,7 +1088,7 @@ type SdkKey struct {
 	EnvironmentName string             `json:"environment_name"`
 	Id              int64              `json:"id"`
 
-	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	// Kind `server` (`sk_live_…`): a server SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events. See docs/reference/identity.md, Server SDK keys, Client keys and SDK key management.
 	Kind SdkKeyKind `json:"kind"`
 	Name string     `json:"name"`
 
@@ -1101,7 +1106,7 @@ type SdkKeyCreated struct {
 	// Key The full key, `sk_live_…` or `pk_live_…`; shown only in this response.
 	Key string `json:"key"`
 
-	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	// Kind `server` (`sk_live_…`): a server SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events. See docs/reference/identity.md, Server SDK keys, Client keys and SDK key management.
 	Kind   SdkKeyKind `json:"kind"`
 	Name   string     `json:"name"`
 	Prefix string     `json:"prefix"`
@@ -1116,7 +1121,7 @@ type SdkKeyInput struct {
 	Name string  `json:"name"`
 }
 
-// SdkKeyKind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+// SdkKeyKind `server` (`sk_live_…`): a server SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events. See docs/reference/identity.md, Server SDK keys, Client keys and SDK key management.
 type SdkKeyKind string
 
 // Segment defines model for Segment.
@@ -1202,9 +1207,11 @@ type TargetingRule struct {
 	// Conditions Further conditions, all of which must hold (AND).
 	Conditions *[]Condition `json:"conditions,omitempty"`
 
-	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
-	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
-	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	// Operator The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
+	// comparisons (greater_than, greater_than_or_equal, less_than, less_than_or_equal),
+	// not_in, not_contains, regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence),
+	// before and after (RFC 3339 instants or Unix epoch milliseconds). See
+	// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 	Operator *Operator `json:"operator,omitempty"`
 
 	// RolloutPercentage When set, only users whose rollout bucket is below it match the rule; the others go on to the next rule. Not allowed in a segment's rules.
@@ -3067,10 +3074,10 @@ type ClientInterface interface {
 
 	// UpdateUserWithBody Change a user's name or workspace role (workspace admin)
 	//
-	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-	// of the specification: changes `name` and the workspace `role`. A new role applies from
-	// the user's next request on, and their open streams end. Demoting the last admin answers
-	// 422; an admin may demote themselves otherwise.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+	// `name` and the workspace `role`. A new role applies from the user's next request on,
+	// and their open streams end. Demoting the last admin answers 422; an admin may demote
+	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3079,10 +3086,10 @@ type ClientInterface interface {
 
 	// UpdateUser Change a user's name or workspace role (workspace admin)
 	//
-	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-	// of the specification: changes `name` and the workspace `role`. A new role applies from
-	// the user's next request on, and their open streams end. Demoting the last admin answers
-	// 422; an admin may demote themselves otherwise.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+	// `name` and the workspace `role`. A new role applies from the user's next request on,
+	// and their open streams end. Demoting the last admin answers 422; an admin may demote
+	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5558,10 +5565,10 @@ func (c *Client) DeleteUser(ctx context.Context, id IntegerId, reqEditors ...Req
 
 // UpdateUserWithBody Change a user's name or workspace role (workspace admin)
 //
-// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-// of the specification: changes `name` and the workspace `role`. A new role applies from
-// the user's next request on, and their open streams end. Demoting the last admin answers
-// 422; an admin may demote themselves otherwise.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+// `name` and the workspace `role`. A new role applies from the user's next request on,
+// and their open streams end. Demoting the last admin answers 422; an admin may demote
+// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5580,10 +5587,10 @@ func (c *Client) UpdateUserWithBody(ctx context.Context, id IntegerId, contentTy
 
 // UpdateUser Change a user's name or workspace role (workspace admin)
 //
-// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-// of the specification: changes `name` and the workspace `role`. A new role applies from
-// the user's next request on, and their open streams end. Demoting the last admin answers
-// 422; an admin may demote themselves otherwise.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+// `name` and the workspace `role`. A new role applies from the user's next request on,
+// and their open streams end. Demoting the last admin answers 422; an admin may demote
+// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11079,10 +11086,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateUserWithBodyWithResponse Change a user's name or workspace role (workspace admin)
 	//
-	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-	// of the specification: changes `name` and the workspace `role`. A new role applies from
-	// the user's next request on, and their open streams end. Demoting the last admin answers
-	// 422; an admin may demote themselves otherwise.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+	// `name` and the workspace `role`. A new role applies from the user's next request on,
+	// and their open streams end. Demoting the last admin answers 422; an admin may demote
+	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11091,10 +11098,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateUserWithResponse Change a user's name or workspace role (workspace admin)
 	//
-	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-	// of the specification: changes `name` and the workspace `role`. A new role applies from
-	// the user's next request on, and their open streams end. Demoting the last admin answers
-	// 422; an admin may demote themselves otherwise.
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+	// `name` and the workspace `role`. A new role applies from the user's next request on,
+	// and their open streams end. Demoting the last admin answers 422; an admin may demote
+	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19142,10 +19149,10 @@ func (c *ClientWithResponses) DeleteUserWithResponse(ctx context.Context, id Int
 
 // UpdateUserWithBodyWithResponse Change a user's name or workspace role (workspace admin)
 //
-// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-// of the specification: changes `name` and the workspace `role`. A new role applies from
-// the user's next request on, and their open streams end. Demoting the last admin answers
-// 422; an admin may demote themselves otherwise.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+// `name` and the workspace `role`. A new role applies from the user's next request on,
+// and their open streams end. Demoting the last admin answers 422; an admin may demote
+// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19160,10 +19167,10 @@ func (c *ClientWithResponses) UpdateUserWithBodyWithResponse(ctx context.Context
 
 // UpdateUserWithResponse Change a user's name or workspace role (workspace admin)
 //
-// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-// of the specification: changes `name` and the workspace `role`. A new role applies from
-// the user's next request on, and their open streams end. Demoting the last admin answers
-// 422; an admin may demote themselves otherwise.
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+// `name` and the workspace `role`. A new role applies from the user's next request on,
+// and their open streams end. Demoting the last admin answers 422; an admin may demote
+// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

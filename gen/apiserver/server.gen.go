@@ -442,9 +442,11 @@ type ChatKind string
 type Condition struct {
 	Attribute string `json:"attribute"`
 
-	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
-	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
-	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	// Operator The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
+	// comparisons (greater_than, greater_than_or_equal, less_than, less_than_or_equal),
+	// not_in, not_contains, regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence),
+	// before and after (RFC 3339 instants or Unix epoch milliseconds). See
+	// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 	Operator Operator `json:"operator"`
 	Values   []string `json:"values"`
 }
@@ -793,9 +795,11 @@ type MemberRoleInput struct {
 // NotificationEvent defines model for NotificationEvent.
 type NotificationEvent string
 
-// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
-// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
-// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+// Operator The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
+// comparisons (greater_than, greater_than_or_equal, less_than, less_than_or_equal),
+// not_in, not_contains, regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence),
+// before and after (RFC 3339 instants or Unix epoch milliseconds). See
+// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 type Operator string
 
 // Prerequisite defines model for Prerequisite.
@@ -812,8 +816,9 @@ type Project struct {
 	CreatedAt        time.Time `json:"created_at"`
 	EnvironmentCount int       `json:"environment_count"`
 
-	// Environments The project's environments, default first (an extension: listing environments
-	// with their settings needs project admin, and every member needs the ids).
+	// Environments The project's environments, default first. Every member gets the ids; listing
+	// environments with their settings needs project admin (docs/reference/identity.md,
+	// Roles).
 	Environments []EnvironmentSummary `json:"environments"`
 	Id           openapi_types.UUID   `json:"id"`
 	MemberCount  int                  `json:"member_count"`
@@ -876,7 +881,7 @@ type SdkKey struct {
 	EnvironmentName string             `json:"environment_name"`
 	Id              int64              `json:"id"`
 
-	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	// Kind `server` (`sk_live_…`): a server SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events. See docs/reference/identity.md, Server SDK keys, Client keys and SDK key management.
 	Kind SdkKeyKind `json:"kind"`
 	Name string     `json:"name"`
 
@@ -894,7 +899,7 @@ type SdkKeyCreated struct {
 	// Key The full key, `sk_live_…` or `pk_live_…`; shown only in this response.
 	Key string `json:"key"`
 
-	// Kind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+	// Kind `server` (`sk_live_…`): a server SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events. See docs/reference/identity.md, Server SDK keys, Client keys and SDK key management.
 	Kind   SdkKeyKind `json:"kind"`
 	Name   string     `json:"name"`
 	Prefix string     `json:"prefix"`
@@ -909,7 +914,7 @@ type SdkKeyInput struct {
 	Name string                    `json:"name"`
 }
 
-// SdkKeyKind `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+// SdkKeyKind `server` (`sk_live_…`): a server SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events. See docs/reference/identity.md, Server SDK keys, Client keys and SDK key management.
 type SdkKeyKind string
 
 // Segment defines model for Segment.
@@ -976,9 +981,11 @@ type TargetingRule struct {
 	// Conditions Further conditions, all of which must hold (AND).
 	Conditions *[]Condition `json:"conditions,omitempty"`
 
-	// Operator The specification's operators, then those of extensions.md §2: not_in, not_contains,
-	// regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
-	// (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+	// Operator The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
+	// comparisons (greater_than, greater_than_or_equal, less_than, less_than_or_equal),
+	// not_in, not_contains, regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence),
+	// before and after (RFC 3339 instants or Unix epoch milliseconds). See
+	// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 	Operator *Operator `json:"operator,omitempty"`
 
 	// RolloutPercentage When set, only users whose rollout bucket is below it match the rule; the others go on to the next rule. Not allowed in a segment's rules.

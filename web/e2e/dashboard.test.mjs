@@ -331,11 +331,12 @@ async function seed(page) {
   await api(page, "POST", `/api/projects/${project.id}/members`, { user_id: reviewer.id, role: "editor" });
 }
 
-// seedStatuses gives the environment one flag of each status (extensions.md
-// §3) besides pricing-page (active: two values, changed today), with
-// evaluations reported as an SDK does: impressions and summaries.
-// legacy-header is made a week old in the database, since no API can date a
-// flag's last change and the test cannot wait 7 days.
+// seedStatuses gives the environment one flag of each status
+// (docs/reference/measurement.md, Flag status) besides pricing-page (active:
+// two values, changed today), with evaluations reported as an SDK does:
+// impressions and summaries. legacy-header is made a week old in the
+// database, since no API can date a flag's last change and the test cannot
+// wait 7 days.
 const STATUS_FLAGS = { "holiday-banner": "inactive", "legacy-header": "launched", "pricing-page": "active", "search-v2": "new" };
 async function seedStatuses(page, envId, sdkKey) {
   const envPath = `/api/environments/${envId}`;
@@ -649,9 +650,10 @@ test("client keys, client-side flags and the API reference", async () => {
   assert.deepEqual(problems, [], "axe-core found serious accessibility violations");
 });
 
-// murmur3 is MurmurHash3 x86 32-bit with seed 0 over UTF-8 (decisions.md,
-// Evaluation), written here from the published algorithm so that the
-// expected buckets below do not come from the server's evaluator.
+// murmur3 is MurmurHash3 x86 32-bit with seed 0 over UTF-8
+// (docs/reference/evaluation.md, Hashes), written here from the published
+// algorithm so that the expected buckets below do not come from the server's
+// evaluator.
 function murmur3(text) {
   const data = new TextEncoder().encode(text);
   const c1 = 0xcc9e2d51;

@@ -1598,10 +1598,10 @@ export interface paths {
         head?: never;
         /**
          * Change a user's name or workspace role (workspace admin)
-         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. An extension
-         *     of the specification: changes `name` and the workspace `role`. A new role applies from
-         *     the user's next request on, and their open streams end. Demoting the last admin answers
-         *     422; an admin may demote themselves otherwise.
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
+         *     `name` and the workspace `role`. A new role applies from the user's next request on,
+         *     and their open streams end. Demoting the last admin answers 422; an admin may demote
+         *     themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -1819,8 +1819,9 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             /**
-             * @description The project's environments, default first (an extension: listing environments
-             *     with their settings needs project admin, and every member needs the ids).
+             * @description The project's environments, default first. Every member gets the ids; listing
+             *     environments with their settings needs project admin (docs/reference/identity.md,
+             *     Roles).
              */
             environments: components["schemas"]["EnvironmentSummary"][];
             sdk_key?: components["schemas"]["SdkKeyCreated"];
@@ -1937,7 +1938,7 @@ export interface components {
             };
         };
         /**
-         * @description `server` (`sk_live_…`): the specification's SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events (extensions.md, Client keys).
+         * @description `server` (`sk_live_…`): a server SDK key, an admin of its environment, for servers only. `client` (`pk_live_…`, publishable): safe to ship in a browser or a mobile app; it may only evaluate the environment's `client_side` flags through OFREP and report impressions and goal events. See docs/reference/identity.md, Server SDK keys, Client keys and SDK key management.
          * @enum {string}
          */
         SdkKeyKind: "server" | "client";
@@ -2032,9 +2033,11 @@ export interface components {
         /** @enum {string} */
         FlagType: "boolean" | "string" | "integer" | "json";
         /**
-         * @description The specification's operators, then those of extensions.md §2: not_in, not_contains,
-         *     regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence), before and after
-         *     (RFC 3339 instants or Unix epoch milliseconds). See docs/targeting.md.
+         * @description The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
+         *     comparisons (greater_than, greater_than_or_equal, less_than, less_than_or_equal),
+         *     not_in, not_contains, regex (RE2), semver_* (Semantic Versioning 2.0.0 precedence),
+         *     before and after (RFC 3339 instants or Unix epoch milliseconds). See
+         *     docs/reference/evaluation.md, Operators, and docs/targeting.md.
          * @enum {string}
          */
         Operator: "equals" | "not_equals" | "contains" | "starts_with" | "ends_with" | "greater_than" | "greater_than_or_equal" | "less_than" | "less_than_or_equal" | "not_in" | "not_contains" | "regex" | "semver_equals" | "semver_greater_than" | "semver_greater_than_or_equal" | "semver_less_than" | "semver_less_than_or_equal" | "before" | "after";

@@ -40,8 +40,9 @@ export function useFlagStream(envId: string): StreamState {
       const key = update.flag?.key ?? update.key;
       void queryClient.invalidateQueries({ queryKey: flagKeys.list(envId), exact: true });
       if (key) void queryClient.invalidateQueries({ queryKey: flagKeys.one(envId, key) });
-      // A change makes a launched flag active (extensions.md §3: "has not
-      // changed for 7 days"), and a new or deleted flag adds or drops a row.
+      // A change makes a launched flag active (docs/reference/measurement.md,
+      // Flag status: "has not changed for 7 days"), and a new or deleted flag
+      // adds or drops a row.
       void queryClient.invalidateQueries({ queryKey: flagStatusKey(envId) });
     });
     source.onerror = () => {

@@ -43,7 +43,7 @@ export function keyFromName(name: string): string {
     .slice(0, 100);
 }
 
-// ---- Input help for rule values (extensions.md §2) --------------------------
+// ---- Input help for rule values (docs/reference/evaluation.md, Operators) ---
 // The checks below follow the server's own parsers (sdkgo/eval: semver.go,
 // instant.go, and Go's regexp for patterns), so the editor can say as you
 // type what the server would refuse with a 422.
@@ -106,8 +106,9 @@ function daysIn(year: number, month: number): number {
 }
 
 // instantMillis reads an instant as the server does (RFC 3339 in the
-// restricted form of extensions.md §2, or epoch milliseconds as text) and
-// returns its epoch milliseconds (fraction dropped), or undefined.
+// restricted form of docs/reference/evaluation.md, Instants, or epoch
+// milliseconds as text) and returns its epoch milliseconds (fraction
+// dropped), or undefined.
 export function instantMillis(text: string): number | undefined {
   if (/^-?\d+$/.test(text)) {
     const ms = BigInt(text);

@@ -11,7 +11,8 @@ import "./admin.css";
 
 type Environment = Schemas["Environment"];
 
-// The schema's EnvironmentColor pattern and the spec's default colour.
+// The schema's EnvironmentColor pattern and the default colour of
+// docs/reference/identity.md, Projects and environments.
 export const COLOR_RE = /^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$/;
 const SLUG_RE = /^[a-z0-9-]{1,64}$/;
 const DEFAULT_COLOR = "#6366f1";

@@ -1,7 +1,7 @@
 // The project's SDK keys: list, create for an environment (shown once, with
 // start-up code for its kind), revoke. Two kinds: server keys (sk_live_…) stay
 // on servers; client keys (pk_live_…) are published in browsers and apps and
-// see only client-side flags (extensions.md, Client keys).
+// see only client-side flags (docs/reference/identity.md, Client keys).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { Link } from "react-router";

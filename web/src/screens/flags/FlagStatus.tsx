@@ -1,8 +1,9 @@
-// Flag status (extensions.md §3): which flags are still evaluated, and which
-// can leave the code. One request per environment (GET …/flag-status) feeds
-// the flag list's Status and Last evaluated columns and the flag page's
-// "Last 7 days" panel. The status is secondary to the flags themselves: when
-// it cannot be read the screens still work and say so quietly.
+// Flag status (docs/reference/measurement.md, Flag status): which flags are
+// still evaluated, and which can leave the code. One request per environment
+// (GET …/flag-status) feeds the flag list's Status and Last evaluated columns
+// and the flag page's "Last 7 days" panel. The status is secondary to the
+// flags themselves: when it cannot be read the screens still work and say so
+// quietly.
 import { useQuery } from "@tanstack/react-query";
 import { useId } from "react";
 import { errorMessage, unwrap, type Schemas } from "../../api/client";

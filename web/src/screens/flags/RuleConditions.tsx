@@ -1,5 +1,5 @@
-// The condition rows of a targeting rule (extensions.md §2), shared by the
-// flag editor and the segment editor: attribute, operator and values per row,
+// The condition rows of a targeting rule (docs/reference/evaluation.md,
+// Conditions), shared by the flag editor and the segment editor: attribute, operator and values per row,
 // all rows ANDed, with input help by operator — versions and RE2 patterns
 // checked as you type, a date-time picker for before/after — and the
 // server's 422 details next to the value they name.
@@ -61,13 +61,14 @@ export function ConditionRows({
     onChange({ topLevel: rule.topLevel, conditions: rows.map((c, i) => (i === j ? { ...c, ...patch } : c)) });
   const remove = (j: number) => {
     const conditions = rows.filter((_, i) => i !== j);
-    // Removing the last row of a rule written in the specification's shape
+    // Removing the last row of a rule written as a single top-level condition
     // leaves a rule whose next row, if any, takes the top-level place.
     onChange({ topLevel: rule.topLevel && conditions.length > 0, conditions });
   };
   // A first row becomes the top-level condition where the rule has nothing
-  // else to test (the specification's shape); beside a segment it goes into
-  // conditions, as extensions.md §2 writes such rules.
+  // else to test (the single top-level condition); beside a segment it goes
+  // into conditions, as docs/reference/evaluation.md, Segment expansion,
+  // writes such rules.
   const add = () =>
     onChange({ topLevel: rule.topLevel || (rows.length === 0 && topLevelWhenEmpty), conditions: [...rows, emptyCondition()] });
   return (

@@ -1,6 +1,6 @@
-// The flag editor's rule editor (extensions.md §2): several conditions per
-// rule, input help by operator, the rule's rollout and split, and 422 details
-// next to the condition value they name.
+// The flag editor's rule editor (docs/reference/evaluation.md, Conditions):
+// several conditions per rule, input help by operator, the rule's rollout and
+// split, and 422 details next to the condition value they name.
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { renderScreen, type Call, type Routes } from "../../test/render";

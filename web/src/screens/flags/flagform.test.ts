@@ -224,7 +224,7 @@ function stringFlagForm(rules: RuleForm[]): FlagForm {
   return { ...emptyForm(), key: "checkout", flag_type: "string", default_value: "classic", rules };
 }
 
-test("a new rule of one condition is written in the specification's shape; more conditions go into conditions", () => {
+test("a new rule of one condition is written as the single top-level condition; more conditions go into conditions", () => {
   const one: RuleForm = { ...emptyRule(), conditions: [{ ...emptyCondition(), attribute: "country", values: ["DE", "", "AT"] }], variant: "de" };
   const two: RuleForm = {
     ...one,

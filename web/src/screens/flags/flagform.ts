@@ -32,12 +32,13 @@ export type ConditionForm = {
   extra?: Record<string, unknown>; // fields this editor does not know, kept as loaded
 };
 
-// RuleForm is one targeting rule (extensions.md §2): an optional segment and
-// condition rows, all of which must hold. When topLevel is set, the first row
-// is the rule's top-level condition (the specification's attribute, operator
-// and values) and the others are its conditions; otherwise every row is an
-// entry of conditions. So a rule comes back in the shape it was written in,
-// and a new one-condition rule is written in the specification's shape.
+// RuleForm is one targeting rule (docs/reference/evaluation.md, Rules): an
+// optional segment and condition rows, all of which must hold. When topLevel
+// is set, the first row is the rule's top-level condition (its attribute,
+// operator and values fields) and the others are its conditions; otherwise
+// every row is an entry of conditions. So a rule comes back in the shape it
+// was written in, and a new one-condition rule is written as the single
+// top-level condition.
 export type RuleForm = {
   id: string;
   kind: "condition" | "segment";
@@ -466,8 +467,9 @@ export type WeightSummary = {
   message: string;
 };
 
-// Weights are relative (decisions.md: 6/3/1 behaves as 60/30/10); a sum of 0
-// serves no variant. Blank or invalid weights count as 0 and make it invalid.
+// Weights are relative (docs/reference/evaluation.md, Variant selection:
+// 6/3/1 behaves as 60/30/10); a sum of 0 serves no variant. Blank or invalid
+// weights count as 0 and make it invalid.
 export function weightSummary(variants: { weight: string | number }[]): WeightSummary {
   const ws = variants.map((v) => {
     const s = String(v.weight).trim();

@@ -38,8 +38,9 @@ export function formatZ(z: number | null | undefined): string {
 }
 
 // renderValue renders a flag value the way impressions store it
-// (decisions.md): booleans true/false, strings as they are, numbers in
-// shortest decimal form, anything else as compact JSON.
+// (docs/reference/evaluation.md, Rendered values): booleans true/false,
+// strings as they are, numbers in shortest decimal form, anything else as
+// compact JSON.
 export function renderValue(v: unknown): string {
   if (typeof v === "string") return v;
   if (typeof v === "boolean" || typeof v === "number") return String(v);

@@ -11,7 +11,7 @@ test("a segment rule's conditions round-trip; a conditions-only rule writes no t
   expect(errors).toEqual({});
 });
 
-test("a new segment rule of one condition is the specification's shape; values are checked by operator", () => {
+test("a new segment rule of one condition is written as the single top-level condition; values are checked by operator", () => {
   const errors: FieldErrors = {};
   const rule = { ...emptyRule(), conditions: [{ ...emptyCondition(), attribute: "app_version", operator: "semver_equals" as const, values: ["2.4"] }] };
   expect(segmentRuleOf(rule, 1, errors)).toEqual({ attribute: "app_version", operator: "semver_equals", values: ["2.4"] });
