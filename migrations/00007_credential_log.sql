@@ -10,7 +10,7 @@
 -- database), or 'user:<id>' for everything a user holds (the user deleted,
 -- their workspace role changed, or a project membership removed). xid is the
 -- writing transaction, so the instance that commits it can read its own
--- revocations before it answers (server/core/tx.go); every other instance
+-- revocations before it answers (server/identity/tx.go); every other instance
 -- hears of them on the bus, and from the log if the bus lost them.
 
 -- +goose Up
