@@ -260,6 +260,67 @@ type ProjectMember struct {
 	CreatedAt time.Time
 }
 
+type Release struct {
+	ID                        uuid.UUID
+	EnvironmentID             uuid.UUID
+	FlagKey                   string
+	Status                    string
+	Stages                    json.RawMessage
+	StageIndex                int32
+	StageStartedAt            time.Time
+	Metrics                   json.RawMessage
+	Alpha                     float64
+	MinUsers                  int32
+	CheckIntervalSeconds      int32
+	PreviousRolloutPercentage *int32
+	Reason                    *string
+	CreatedBy                 *int64
+	CreatedByActor            string
+	StartedAt                 time.Time
+	EndedAt                   *time.Time
+	Analysis                  json.RawMessage
+	NextCheckAt               time.Time
+	ImpressionsThrough        int64
+	EventsThrough             int64
+	TreatmentUsers            int64
+	ControlUsers              int64
+	StageTreatmentUsers       int64
+	StageControlUsers         int64
+	CreatedAt                 time.Time
+	UpdatedAt                 time.Time
+}
+
+type ReleaseArmMetric struct {
+	ReleaseID uuid.UUID
+	Treatment bool
+	Metric    int32
+	Converted int64
+	Total     float64
+	TotalSq   float64
+}
+
+type ReleaseCheck struct {
+	ID        int64
+	ReleaseID uuid.UUID
+	CheckedAt time.Time
+	Analysis  json.RawMessage
+}
+
+type ReleaseUser struct {
+	ReleaseID uuid.UUID
+	UserID    string
+	Treatment bool
+	ExposedAt time.Time
+}
+
+type ReleaseUserMetric struct {
+	ReleaseID uuid.UUID
+	UserID    string
+	Metric    int32
+	Events    int64
+	Total     float64
+}
+
 type RollupWatermark struct {
 	Kind          string
 	FoldedThrough int64

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/notify"
+	"github.com/switchyard/switchyard/server/release"
 	"github.com/switchyard/switchyard/server/worker"
 )
 
@@ -45,20 +46,24 @@ func WithoutDelivery() Option {
 	return func(o *options) { o.noDelivery = true }
 }
 
-// WithoutScheduler starts no scheduled-change runner.
+// WithoutScheduler starts no scheduled-change runner and no release guard.
 func WithoutScheduler() Option {
 	return func(o *options) { o.noScheduler = true }
 }
 
-var _ worker.Notifications = (*notify.Service)(nil)
+var (
+	_ worker.Notifications = (*notify.Service)(nil)
+	_ worker.Releases      = (*release.Service)(nil)
+)
 
 // workers are an App's background loops.
 type workers []*worker.Loop
 
-func (g governance) workers(svc *core.Service, notifications *notify.Service, logger *slog.Logger) workers {
+func (g governance) workers(svc *core.Service, notifications *notify.Service, releases *release.Service, logger *slog.Logger) workers {
 	var w workers
 	if !g.noScheduler {
 		w = append(w, worker.NewScheduler(svc, g.workerInterval, logger))
+		w = append(w, worker.NewReleaseGuard(releases, g.workerInterval, logger))
 	}
 	if !g.noDelivery {
 		w = append(w, worker.NewDelivery(notifications, g.workerInterval, logger))

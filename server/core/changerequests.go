@@ -87,6 +87,9 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 		if isRequester(p, cr) {
 			return eval.Flag{}, apperr.E(apperr.Forbidden, "you cannot approve your own change request")
 		}
+		if err := s.lockFlagReleases(ctx, q, env.ID, cr.FlagKey); err != nil {
+			return eval.Flag{}, err
+		}
 		row, current, err := lockFlag(ctx, q, env.ID, cr.FlagKey)
 		if err != nil {
 			return eval.Flag{}, err
@@ -98,6 +101,9 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 		meta := map[string]any{"source": SourceChangeRequest, "change_request_id": cr.ID}
 		after, err := writeFlag(ctx, q, row.ID, current, next, p.Actor(), actionUpdate, meta)
 		if err != nil {
+			return eval.Flag{}, err
+		}
+		if err := s.flagChanged(ctx, q, env.ID, cr.FlagKey, p.Actor(), &current, &after); err != nil {
 			return eval.Flag{}, err
 		}
 		now := s.now().UTC()

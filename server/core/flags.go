@@ -99,6 +99,9 @@ func (s *Service) PutFlag(ctx context.Context, p *auth.Principal, envID uuid.UUI
 // audits it with createAction or replaceAction. Promotion into an
 // environment uses it as well as POST.
 func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environment, f eval.Flag, actor, createAction, replaceAction string, metadata map[string]any) (eval.Flag, error) {
+	if err := s.lockFlagReleases(ctx, q, env.ID, f.Key); err != nil {
+		return eval.Flag{}, err
+	}
 	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvironmentID: env.ID, Key: f.Key})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -125,7 +128,11 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	return writeFlag(ctx, q, row.ID, before, f, actor, replaceAction, metadata)
+	after, err := writeFlag(ctx, q, row.ID, before, f, actor, replaceAction, metadata)
+	if err != nil {
+		return eval.Flag{}, err
+	}
+	return after, s.flagChanged(ctx, q, env.ID, f.Key, actor, &before, &after)
 }
 
 // PatchResult is what a PATCH did: applied the patch (Flag), or, in an
@@ -142,6 +149,9 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 	res, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (PatchResult, error) {
 		env, err := access.Env(ctx, q, p, envID, access.Write)
 		if err != nil {
+			return PatchResult{}, err
+		}
+		if err := s.lockFlagReleases(ctx, q, env.ID, key); err != nil {
 			return PatchResult{}, err
 		}
 		row, current, err := lockFlag(ctx, q, env.ID, key)
@@ -167,6 +177,9 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 		}
 		after, err := writeFlag(ctx, q, row.ID, current, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
 		if err != nil {
+			return PatchResult{}, err
+		}
+		if err := s.flagChanged(ctx, q, env.ID, key, p.Actor(), &current, &after); err != nil {
 			return PatchResult{}, err
 		}
 		return PatchResult{Flag: &after}, notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after)
@@ -256,6 +269,9 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		if err != nil {
 			return err
 		}
+		if err := s.lockFlagReleases(ctx, q, env.ID, key); err != nil {
+			return err
+		}
 		row, before, err := lockFlag(ctx, q, env.ID, key)
 		if err != nil {
 			return err
@@ -265,6 +281,9 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		}
 		if err := q.DeleteFlag(ctx, row.ID); err != nil {
 			return fmt.Errorf("delete flag: %w", err)
+		}
+		if err := s.flagChanged(ctx, q, env.ID, key, p.Actor(), &before, nil); err != nil {
+			return err
 		}
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagDeleted, key, p.Actor(), before, &before); err != nil {
 			return err
@@ -290,6 +309,9 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 		if err != nil {
 			return eval.Flag{}, err
 		}
+		if err := s.lockFlagReleases(ctx, q, env.ID, key); err != nil {
+			return eval.Flag{}, err
+		}
 		row, before, err := lockFlag(ctx, q, env.ID, key)
 		if err != nil {
 			return eval.Flag{}, err
@@ -312,6 +334,9 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 			return eval.Flag{}, err
 		}
 		changed = true
+		if err := s.flagChanged(ctx, q, env.ID, key, p.Actor(), &before, &after); err != nil {
+			return eval.Flag{}, err
+		}
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after); err != nil {
 			return eval.Flag{}, err
 		}

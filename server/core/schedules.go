@@ -133,7 +133,7 @@ func (s *Service) RunScheduledChange(ctx context.Context) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("savepoint: %w", err)
 	}
-	after, applyErr := applyScheduledChange(ctx, db.New(sp), sc)
+	after, applyErr := s.applyScheduledChange(ctx, db.New(sp), sc)
 	if applyErr == nil {
 		applyErr = sp.Commit(ctx)
 	}
@@ -161,7 +161,10 @@ func (s *Service) RunScheduledChange(ctx context.Context) (bool, error) {
 
 // applyScheduledChange writes a scheduled change's patch over the flag's
 // current state.
-func applyScheduledChange(ctx context.Context, q *db.Queries, sc db.ScheduledChange) (eval.Flag, error) {
+func (s *Service) applyScheduledChange(ctx context.Context, q *db.Queries, sc db.ScheduledChange) (eval.Flag, error) {
+	if err := s.lockFlagReleases(ctx, q, sc.EnvironmentID, sc.FlagKey); err != nil {
+		return eval.Flag{}, err
+	}
 	row, current, err := lockFlag(ctx, q, sc.EnvironmentID, sc.FlagKey)
 	if err != nil {
 		return eval.Flag{}, err
@@ -173,6 +176,9 @@ func applyScheduledChange(ctx context.Context, q *db.Queries, sc db.ScheduledCha
 	meta := map[string]any{"source": SourceSchedule, "scheduled_change_id": sc.ID.String()}
 	after, err := writeFlag(ctx, q, row.ID, current, next, sc.CreatedBy, actionUpdate, meta)
 	if err != nil {
+		return eval.Flag{}, err
+	}
+	if err := s.flagChanged(ctx, q, sc.EnvironmentID, sc.FlagKey, sc.CreatedBy, &current, &after); err != nil {
 		return eval.Flag{}, err
 	}
 	return after, notify.Enqueue(ctx, q, sc.EnvironmentID, notify.EventFlagUpdated, sc.FlagKey, sc.CreatedBy, after, &after)

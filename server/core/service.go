@@ -15,7 +15,8 @@ type Service struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 	now    func() time.Time
-	bus    bus.Publisher
+	bus      bus.Publisher
+	releases ReleaseGuard
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -23,11 +24,14 @@ type Config struct {
 	Logger *slog.Logger     // discarded when nil
 	Now    func() time.Time // the clock (schedules); time.Now when nil
 	Bus    bus.Publisher    // where committed changes are announced; none when nil
+	// Releases is told of people's flag writes, so that guarded releases
+	// cancel themselves; none when nil.
+	Releases ReleaseGuard
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus, releases: cfg.Releases}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/notify"
+	"github.com/switchyard/switchyard/server/release"
 )
 
 // Handlers implements the generated strict server interface. Each method
@@ -18,6 +19,7 @@ type Handlers struct {
 	identity     *identity.Service
 	measure      *measure.Service
 	notify       *notify.Service
+	releases     *release.Service
 	cookieSecure bool // the session cookie's Secure flag (COOKIE_SECURE)
 }
 

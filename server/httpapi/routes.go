@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard/switchyard/server/metrics"
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/ofrep"
+	"github.com/switchyard/switchyard/server/release"
 	"github.com/switchyard/switchyard/server/stream"
 )
 
@@ -31,6 +32,7 @@ type Config struct {
 	Identity  *identity.Service
 	Measure   *measure.Service
 	Notify    *notify.Service // webhooks and chat integrations
+	Releases  *release.Service
 	Logger    *slog.Logger
 	PublicDir string // directory of dashboard static files; may not exist
 	// CookieSecure sets the session cookie's Secure flag (COOKIE_SECURE).
@@ -72,7 +74,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})

@@ -84,8 +84,12 @@ func Color(event string) string {
 		return ColorQueued
 	case EventChangeRequestApproved:
 		return ColorApproved
-	case EventChangeRequestRejected, EventFlagDeleted:
+	case EventChangeRequestRejected, EventFlagDeleted, EventReleaseRolledBack:
 		return ColorRejected
+	case EventReleasePaused:
+		return ColorQueued
+	case EventReleaseCompleted:
+		return ColorApproved
 	}
 	return ColorDefault
 }
@@ -105,6 +109,13 @@ func summary(e Envelope) (title string, facts []fact) {
 		EventChangeRequestOpened:   "Change request awaiting approval",
 		EventChangeRequestApproved: "Change request approved",
 		EventChangeRequestRejected: "Change request rejected",
+		EventReleaseStarted:        "Release started",
+		EventReleaseAdvanced:       "Release advanced",
+		EventReleasePaused:         "Release paused",
+		EventReleaseResumed:        "Release resumed",
+		EventReleaseRolledBack:     "Release rolled back",
+		EventReleaseCompleted:      "Release completed",
+		EventReleaseCancelled:      "Release cancelled",
 		EventTest:                  "Test notification from Switchyard",
 	}
 	title = titles[e.Event]
@@ -142,6 +153,21 @@ func summary(e Envelope) (title string, facts []fact) {
 				reason = *cr.Reason
 			}
 			facts = append(facts, fact{"Reason", reason})
+		}
+	}
+	var rel struct {
+		Reason     *string `json:"reason"`
+		StageIndex int     `json:"stage_index"`
+		Stages     []struct {
+			Percentage int `json:"percentage"`
+		} `json:"stages"`
+	}
+	if strings.HasPrefix(e.Event, "release.") && json.Unmarshal(e.Data, &rel) == nil {
+		if rel.StageIndex < len(rel.Stages) {
+			facts = append(facts, fact{"Stage", fmt.Sprintf("%d of %d (%d%%)", rel.StageIndex+1, len(rel.Stages), rel.Stages[rel.StageIndex].Percentage)})
+		}
+		if rel.Reason != nil && *rel.Reason != "" {
+			facts = append(facts, fact{"Reason", *rel.Reason})
 		}
 	}
 	return title, facts

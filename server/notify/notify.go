@@ -27,6 +27,13 @@ const (
 	EventChangeRequestOpened   = "change_request.opened"
 	EventChangeRequestApproved = "change_request.approved"
 	EventChangeRequestRejected = "change_request.rejected"
+	EventReleaseStarted        = "release.started"
+	EventReleaseAdvanced       = "release.advanced"
+	EventReleasePaused         = "release.paused"
+	EventReleaseResumed        = "release.resumed"
+	EventReleaseRolledBack     = "release.rolled_back"
+	EventReleaseCompleted      = "release.completed"
+	EventReleaseCancelled      = "release.cancelled"
 	EventTest                  = "test"
 )
 
@@ -34,6 +41,8 @@ const (
 var Events = []string{
 	EventFlagCreated, EventFlagUpdated, EventFlagDeleted, EventFlagPromoted,
 	EventChangeRequestOpened, EventChangeRequestApproved, EventChangeRequestRejected,
+	EventReleaseStarted, EventReleaseAdvanced, EventReleasePaused, EventReleaseResumed,
+	EventReleaseRolledBack, EventReleaseCompleted, EventReleaseCancelled,
 }
 
 // Headers of a webhook delivery (docs/reference/notifications.md, Webhook

@@ -16,6 +16,17 @@ type Notifications interface {
 	DeliverNotifications(ctx context.Context) (int, error)
 }
 
+// Releases is what the release guard needs of release.
+type Releases interface {
+	RunReleaseCheck(ctx context.Context) (bool, error)
+}
+
+// NewReleaseGuard returns the loop that runs due release checks, one per
+// step, each exactly once across instances.
+func NewReleaseGuard(r Releases, interval time.Duration, logger *slog.Logger) *Loop {
+	return New("release_checks", r.RunReleaseCheck, LoopConfig{Interval: interval, Logger: logger})
+}
+
 // NewScheduler returns the loop that applies due scheduled changes, one per
 // step, each exactly once across instances.
 func NewScheduler(c ScheduledChanges, interval time.Duration, logger *slog.Logger) *Loop {
