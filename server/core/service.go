@@ -12,9 +12,9 @@ import (
 // Service runs the operations on flags, segments and their governance
 // against the database.
 type Service struct {
-	pool   *pgxpool.Pool
-	logger *slog.Logger
-	now    func() time.Time
+	pool     *pgxpool.Pool
+	logger   *slog.Logger
+	now      func() time.Time
 	bus      bus.Publisher
 	releases ReleaseGuard
 }
