@@ -234,6 +234,19 @@ func (q *Queries) GetRelease(ctx context.Context, arg GetReleaseParams) (Release
 	return i, err
 }
 
+const hasDueRelease = `-- name: HasDueRelease :one
+SELECT EXISTS (SELECT 1 FROM releases WHERE status IN ('running', 'paused') AND next_check_at <= $1)
+`
+
+// Whether any check is due, read before the ingest barrier so that an idle
+// guard never makes ingest wait.
+func (q *Queries) HasDueRelease(ctx context.Context, now time.Time) (bool, error) {
+	row := q.db.QueryRow(ctx, hasDueRelease, now)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const insertRelease = `-- name: InsertRelease :one
 INSERT INTO releases (
     environment_id, flag_key, status, stages, stage_index, stage_started_at, metrics, alpha,

@@ -44,6 +44,11 @@ WHERE environment_id = @environment_id AND status IN ('running', 'paused');
 -- name: ListReleaseChecks :many
 SELECT analysis FROM release_checks WHERE release_id = @release_id ORDER BY id;
 
+-- name: HasDueRelease :one
+-- Whether any check is due, read before the ingest barrier so that an idle
+-- guard never makes ingest wait.
+SELECT EXISTS (SELECT 1 FROM releases WHERE status IN ('running', 'paused') AND next_check_at <= @now);
+
 -- name: ClaimDueRelease :one
 -- One release whose check is due. SKIP LOCKED lets several instances run
 -- checks at once, each release claimed by exactly one of them; the claim

@@ -20,6 +20,10 @@ import (
 // does). The release's row stays locked until the check commits: several
 // instances never run the same check, and a crash undoes a check whole.
 func (s *Service) RunReleaseCheck(ctx context.Context) (bool, error) {
+	due, err := db.New(s.pool).HasDueRelease(ctx, s.now().UTC())
+	if err != nil || !due {
+		return false, err
+	}
 	// Every ingest acknowledged before this point is committed at or below
 	// these ids; later ones draw larger ids and wait for the next check.
 	high, err := s.ingestBarrier(ctx)
