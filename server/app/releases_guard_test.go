@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spaolacci/murmur3"
 
 	"github.com/switchyard/switchyard/server/app"
@@ -130,6 +131,15 @@ func expected(kind string, t, c armStats, alpha float64) (lift, lower, upper, p 
 	return lift, lift - h, lift + h, p
 }
 
+func mustUUID(t *testing.T, s string) uuid.UUID {
+	t.Helper()
+	id, err := uuid.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-6*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
@@ -140,6 +150,10 @@ func near(a, b float64) bool {
 func TestReleaseRollsBackARegression(t *testing.T) {
 	t.Parallel()
 	re := newReleaseEnv(t)
+	re.sdkKey = re.s.SDKKey(t, mustUUID(t, re.envs["production"]))
+	stream := openStream(t, re.s, "", map[string]string{"Authorization": "Bearer " + re.sdkKey})
+	for ev := stream.next(t); ev.Name != "ready"; ev = stream.next(t) {
+	}
 	id := re.start(t, map[string]any{
 		"stages": []map[string]any{{"percentage": 50, "duration_seconds": 3600}},
 		"metrics": []map[string]any{
@@ -150,6 +164,10 @@ func TestReleaseRollsBackARegression(t *testing.T) {
 	})
 	if r := re.rollout(t); r != float64(50) {
 		t.Fatalf("the first stage wrote rollout %v, want 50", r)
+	}
+	// Starting reaches open streams as an ordinary flag update.
+	if u := sseData(t, stream.next(t).Data); field(u, "flag", "rollout_percentage") != float64(50) {
+		t.Fatalf("the stream got %v, want the flag at 50 %%", u)
 	}
 	re.clock.Advance(10 * time.Second)
 	exposed, purchased := t0.Add(time.Second), t0.Add(2*time.Second)
@@ -198,6 +216,9 @@ func TestReleaseRollsBackARegression(t *testing.T) {
 	}
 	if r := re.rollout(t); r != float64(0) {
 		t.Errorf("after the rollback the rollout is %v, want 0", r)
+	}
+	if u := sseData(t, stream.next(t).Data); field(u, "flag", "rollout_percentage") != float64(0) {
+		t.Errorf("after the rollback the stream got %v, want the flag at 0 %%", u)
 	}
 	checks := re.waitChecks(t, id, 1)
 	last := checks[len(checks)-1]
@@ -339,5 +360,39 @@ func TestTwoInstancesRunEachCheckOnce(t *testing.T) {
 	_, flag := re.call(t, "GET", re.flags("production")+"/"+re.flag, nil)
 	if v := field(flag, "version"); v != float64(5) {
 		t.Errorf("flag version %v, want 5 (created, then four release writes)", v)
+	}
+}
+
+// A user's arm is their first impression since the start, even when an
+// earlier impression arrives after a later one was folded: the user moves
+// arms, with the goal events since that earlier exposure.
+func TestEarlierExposureArrivingLateMovesTheUser(t *testing.T) {
+	t.Parallel()
+	re := newReleaseEnv(t)
+	id := re.start(t, map[string]any{
+		"stages":    []map[string]any{{"percentage": 50, "duration_seconds": 3600}},
+		"metrics":   []map[string]any{{"event_key": "purchase", "kind": "conversion", "bad_direction": "decrease", "tolerance": 10}},
+		"min_users": 1, "check_interval_seconds": 60,
+	})
+	re.clock.Advance(10 * time.Second)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	re.mustPost(t, "/impressions", []map[string]any{imp(re.flag, "u1", "true", at(5))})
+	re.mustPost(t, "/events", []map[string]any{goal("purchase", "u1", at(6))})
+	re.clock.Advance(time.Minute)
+	checks := re.waitChecks(t, id, 1)
+	m := field(checks[0], "metrics").([]any)[0]
+	if field(m, "treatment", "users") != float64(1) || field(m, "treatment", "mean") != float64(1) || field(m, "control", "users") != float64(0) {
+		t.Fatalf("first check %v, want u1 converted in treatment", m)
+	}
+	re.mustPost(t, "/impressions", []map[string]any{imp(re.flag, "u1", "false", at(2)), imp(re.flag, "u2", "false", at(3))})
+	re.mustPost(t, "/events", []map[string]any{goal("purchase", "u2", at(1))}) // before u2's exposure
+	re.clock.Advance(time.Minute)
+	checks = re.waitChecks(t, id, 2)
+	m = field(checks[1], "metrics").([]any)[0]
+	if field(m, "treatment", "users") != float64(0) || field(m, "control", "users") != float64(2) || field(m, "control", "mean") != 0.5 {
+		t.Errorf("second check %v, want u1 (converted) and u2 (not) in control", m)
+	}
+	if n := field(checks[1], "control_users"); n != float64(2) {
+		t.Errorf("control_users %v, want 2", n)
 	}
 }
