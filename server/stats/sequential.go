@@ -39,10 +39,12 @@ type Sequential struct {
 // Undefined cases: Lift and SE are nil when the control's mean is 0 (there is
 // nothing to be relative to) or either arm has fewer than two users (no
 // variance to speak of). When the lift is defined but its standard error is
-// 0, which happens when neither arm varies at all (every user converted, or
-// none did, in both arms), SE is 0 and Lower, Upper and P are nil: with no
-// noise the sampling model behind the interval says nothing, and a zero-width
-// interval or a p-value of 0 would claim a certainty the data cannot give.
+// 0, SE is 0 and Lower, Upper and P are nil: with no noise the sampling model
+// behind the interval says nothing, and a zero-width interval or a p-value of
+// 0 would claim a certainty the data cannot give. That happens when the
+// treatment has no variance and either the control has none either or the
+// treatment's mean is 0; for conversions, when nobody in the treatment
+// converted, or everybody in both arms did.
 // Lower, Upper and P are also nil when alpha is not strictly between 0 and 1.
 func CompareSequential(t, c Summary, alpha float64) Sequential {
 	out := Sequential{TreatmentUsers: t.Users, ControlUsers: c.Users}
