@@ -704,15 +704,31 @@ type ExperimentStatus string
 
 // ExperimentVariantResult defines model for ExperimentVariantResult.
 type ExperimentVariantResult struct {
-	ConversionRate float64  `json:"conversion_rate"`
-	Converted      int64    `json:"converted"`
-	Exposed        int64    `json:"exposed"`
-	IsControl      bool     `json:"is_control"`
-	PValue         *float64 `json:"p_value"`
-	Significant    bool     `json:"significant"`
-	Uplift         *float64 `json:"uplift"`
-	Variant        string   `json:"variant"`
-	ZScore         *float64 `json:"z_score"`
+	ConversionRate float64 `json:"conversion_rate"`
+	Converted      int64   `json:"converted"`
+	Exposed        int64   `json:"exposed"`
+	IsControl      bool    `json:"is_control"`
+
+	// LiftCiLower Lower end of the 95% confidence sequence around the relative lift of the conversion
+	// rate (rate / control rate − 1). Unlike a fixed-sample interval it stays valid however
+	// often the result is read: the chance that it ever excludes the true lift is at most
+	// 5%. Null for the control, when the control rate is 0, when either variant has fewer
+	// than two users, and when the lift's standard error is 0 (nobody in this variant
+	// converted, or everybody in both did).
+	LiftCiLower *float64 `json:"lift_ci_lower"`
+
+	// LiftCiUpper Upper end of the confidence sequence of `lift_ci_lower`; null when it is.
+	LiftCiUpper *float64 `json:"lift_ci_upper"`
+	PValue      *float64 `json:"p_value"`
+
+	// SequentialPValue Always-valid p-value for "no lift", the counterpart of the confidence sequence: below
+	// 0.05 exactly when the interval excludes 0, and, with no true lift, below 0.05 at any
+	// read with probability at most 5%. Null when `lift_ci_lower` is.
+	SequentialPValue *float64 `json:"sequential_p_value"`
+	Significant      bool     `json:"significant"`
+	Uplift           *float64 `json:"uplift"`
+	Variant          string   `json:"variant"`
+	ZScore           *float64 `json:"z_score"`
 }
 
 // Exposure defines model for Exposure.
@@ -2068,7 +2084,11 @@ type ClientInterface interface {
 	// `goal_event_key` at or after that first exposure. The control is `control_variant` when
 	// it appears in the data, else the most-exposed variant; variants are listed control
 	// first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
-	// null for the control and when undefined; `significant` means `p_value` < 0.05.
+	// null for the control and when undefined; `significant` means `p_value` < 0.05. These
+	// hold for one read at a sample size fixed in advance. `lift_ci_lower`, `lift_ci_upper`
+	// and `sequential_p_value` (a confidence sequence around the relative lift and its
+	// always-valid p-value, at 5%) keep their error rate however often the result is read;
+	// they too are null for the control and when undefined.
 	//
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 	GetExperimentResults(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3729,7 +3749,11 @@ func (c *Client) PatchExperiment(ctx context.Context, envId EnvId, key Experimen
 // `goal_event_key` at or after that first exposure. The control is `control_variant` when
 // it appears in the data, else the most-exposed variant; variants are listed control
 // first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
-// null for the control and when undefined; `significant` means `p_value` < 0.05.
+// null for the control and when undefined; `significant` means `p_value` < 0.05. These
+// hold for one read at a sample size fixed in advance. `lift_ci_lower`, `lift_ci_upper`
+// and `sequential_p_value` (a confidence sequence around the relative lift and its
+// always-valid p-value, at 5%) keep their error rate however often the result is read;
+// they too are null for the control and when undefined.
 //
 // Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 func (c *Client) GetExperimentResults(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10004,7 +10028,11 @@ type ClientWithResponsesInterface interface {
 	// `goal_event_key` at or after that first exposure. The control is `control_variant` when
 	// it appears in the data, else the most-exposed variant; variants are listed control
 	// first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
-	// null for the control and when undefined; `significant` means `p_value` < 0.05.
+	// null for the control and when undefined; `significant` means `p_value` < 0.05. These
+	// hold for one read at a sample size fixed in advance. `lift_ci_lower`, `lift_ci_upper`
+	// and `sequential_p_value` (a confidence sequence around the relative lift and its
+	// always-valid p-value, at 5%) keep their error rate however often the result is read;
+	// they too are null for the control and when undefined.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17569,7 +17597,11 @@ func (c *ClientWithResponses) PatchExperimentWithResponse(ctx context.Context, e
 // `goal_event_key` at or after that first exposure. The control is `control_variant` when
 // it appears in the data, else the most-exposed variant; variants are listed control
 // first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
-// null for the control and when undefined; `significant` means `p_value` < 0.05.
+// null for the control and when undefined; `significant` means `p_value` < 0.05. These
+// hold for one read at a sample size fixed in advance. `lift_ci_lower`, `lift_ci_upper`
+// and `sequential_p_value` (a confidence sequence around the relative lift and its
+// always-valid p-value, at 5%) keep their error rate however often the result is read;
+// they too are null for the control and when undefined.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -589,15 +589,31 @@ type ExperimentStatus string
 
 // ExperimentVariantResult defines model for ExperimentVariantResult.
 type ExperimentVariantResult struct {
-	ConversionRate float64                    `json:"conversion_rate"`
-	Converted      int64                      `json:"converted"`
-	Exposed        int64                      `json:"exposed"`
-	IsControl      bool                       `json:"is_control"`
-	PValue         nullable.Nullable[float64] `json:"p_value"`
-	Significant    bool                       `json:"significant"`
-	Uplift         nullable.Nullable[float64] `json:"uplift"`
-	Variant        string                     `json:"variant"`
-	ZScore         nullable.Nullable[float64] `json:"z_score"`
+	ConversionRate float64 `json:"conversion_rate"`
+	Converted      int64   `json:"converted"`
+	Exposed        int64   `json:"exposed"`
+	IsControl      bool    `json:"is_control"`
+
+	// LiftCiLower Lower end of the 95% confidence sequence around the relative lift of the conversion
+	// rate (rate / control rate − 1). Unlike a fixed-sample interval it stays valid however
+	// often the result is read: the chance that it ever excludes the true lift is at most
+	// 5%. Null for the control, when the control rate is 0, when either variant has fewer
+	// than two users, and when the lift's standard error is 0 (nobody in this variant
+	// converted, or everybody in both did).
+	LiftCiLower nullable.Nullable[float64] `json:"lift_ci_lower"`
+
+	// LiftCiUpper Upper end of the confidence sequence of `lift_ci_lower`; null when it is.
+	LiftCiUpper nullable.Nullable[float64] `json:"lift_ci_upper"`
+	PValue      nullable.Nullable[float64] `json:"p_value"`
+
+	// SequentialPValue Always-valid p-value for "no lift", the counterpart of the confidence sequence: below
+	// 0.05 exactly when the interval excludes 0, and, with no true lift, below 0.05 at any
+	// read with probability at most 5%. Null when `lift_ci_lower` is.
+	SequentialPValue nullable.Nullable[float64] `json:"sequential_p_value"`
+	Significant      bool                       `json:"significant"`
+	Uplift           nullable.Nullable[float64] `json:"uplift"`
+	Variant          string                     `json:"variant"`
+	ZScore           nullable.Nullable[float64] `json:"z_score"`
 }
 
 // Exposure defines model for Exposure.

@@ -126,6 +126,9 @@ type variantResult struct {
 	ZScore         *float64 `json:"z_score"`
 	PValue         *float64 `json:"p_value"`
 	Significant    bool     `json:"significant"`
+	LiftCILower    *float64 `json:"lift_ci_lower"`
+	LiftCIUpper    *float64 `json:"lift_ci_upper"`
+	SequentialP    *float64 `json:"sequential_p_value"`
 }
 
 type experimentResult struct {
@@ -144,6 +147,34 @@ func zTest(c1, n1, c2, n2 float64) (z, p float64) {
 	return z, math.Erfc(math.Abs(z) / math.Sqrt2)
 }
 
+// sequentialLift is the 95% confidence sequence around the relative lift of
+// conversion rates and its always-valid p-value (docs/reference/measurement.md,
+// Experiment results), written out independently of server/stats and in a
+// rearranged but equal form: variant c1 of n1 against control c2 of n2. All
+// three are nil when undefined: a control rate of 0, fewer than two users in
+// an arm, or a standard error of 0.
+func sequentialLift(c1, n1, c2, n2 float64) (lower, upper, p *float64) {
+	if c2 == 0 || n1 < 2 || n2 < 2 {
+		return nil, nil, nil
+	}
+	r1, r2 := c1/n1, c2/n2
+	ratio := r1 / r2
+	// Delta method for r1/r2: Var ≈ Var(r1)/r2² + ratio² Var(r2)/r2².
+	se := math.Sqrt((r1*(1-r1)/n1 + ratio*ratio*r2*(1-r2)/n2) / (r2 * r2))
+	if se == 0 {
+		return nil, nil, nil
+	}
+	const alpha = 0.05
+	total := n1 + n2
+	a := math.Log(1 / (alpha * alpha))      // −2 ln α
+	x := total * (a + math.Log1p(a)) / 5000 // N ρ²
+	half := se * math.Sqrt((x+1)/x*(math.Log(x+1)-2*math.Log(alpha)))
+	lo, hi := ratio-1-half, ratio-1+half
+	// One over the mixture e-value √(1/(x+1)) exp(x (lift/se)² / (2 (x+1))).
+	pv := math.Min(1, math.Exp(0.5*math.Log(x+1)-x*(ratio-1)*(ratio-1)/(se*se)/(2*(x+1))))
+	return &lo, &hi, &pv
+}
+
 func (me *measEnv) results(t *testing.T, key string) experimentResult {
 	t.Helper()
 	status, raw := me.call(t, "GET", me.path("/experiments/"+key+"/results"), nil)
@@ -152,6 +183,15 @@ func (me *measEnv) results(t *testing.T, key string) experimentResult {
 	}
 	if field(raw, "experiment", "key") != key {
 		t.Errorf("results carry experiment %v", field(raw, "experiment"))
+	}
+	// The sequential fields are required, null when undefined, never absent.
+	variants, _ := field(raw, "variants").([]any)
+	for _, v := range variants {
+		for _, k := range []string{"lift_ci_lower", "lift_ci_upper", "sequential_p_value"} {
+			if _, ok := v.(map[string]any)[k]; !ok {
+				t.Errorf("results %s: variant %v lacks %s", key, v, k)
+			}
+		}
 	}
 	var out experimentResult
 	decode(t, raw, &out)
@@ -214,12 +254,14 @@ func TestExperimentResults(t *testing.T) {
 
 	// A: a1..a10 + c1 = 11 exposed, 4 converted. B: 20 exposed, 13 converted.
 	zB, pB := zTest(13, 20, 4, 11)
+	loB, hiB, seqB := sequentialLift(13, 20, 4, 11)
 	wantAControl := experimentResult{
 		ControlVariant: ptrTo("A"), TotalExposed: 31, TotalConverted: 17,
 		Variants: []variantResult{
 			{Variant: "A", Exposed: 11, Converted: 4, ConversionRate: 4.0 / 11, IsControl: true},
 			{Variant: "B", Exposed: 20, Converted: 13, ConversionRate: 13.0 / 20,
-				Uplift: ptrTo((13.0/20 - 4.0/11) / (4.0 / 11)), ZScore: &zB, PValue: &pB, Significant: pB < 0.05},
+				Uplift: ptrTo((13.0/20 - 4.0/11) / (4.0 / 11)), ZScore: &zB, PValue: &pB, Significant: pB < 0.05,
+				LiftCILower: loB, LiftCIUpper: hiB, SequentialP: seqB},
 		},
 	}
 	me.experiment(t, "a-control", "checkout", "purchase", "A")
@@ -229,12 +271,14 @@ func TestExperimentResults(t *testing.T) {
 
 	// A control variant absent from the data: the most exposed arm (B).
 	zA, pA := zTest(4, 11, 13, 20)
+	loA, hiA, seqA := sequentialLift(4, 11, 13, 20)
 	wantBControl := experimentResult{
 		ControlVariant: ptrTo("B"), TotalExposed: 31, TotalConverted: 17,
 		Variants: []variantResult{
 			{Variant: "B", Exposed: 20, Converted: 13, ConversionRate: 13.0 / 20, IsControl: true},
 			{Variant: "A", Exposed: 11, Converted: 4, ConversionRate: 4.0 / 11,
-				Uplift: ptrTo((4.0/11 - 13.0/20) / (13.0 / 20)), ZScore: &zA, PValue: &pA, Significant: pA < 0.05},
+				Uplift: ptrTo((4.0/11 - 13.0/20) / (13.0 / 20)), ZScore: &zA, PValue: &pA, Significant: pA < 0.05,
+				LiftCILower: loA, LiftCIUpper: hiA, SequentialP: seqA},
 		},
 	}
 	me.experiment(t, "absent-control", "checkout", "purchase", "C") // C is only seen anonymously
@@ -252,6 +296,11 @@ func TestExperimentResults(t *testing.T) {
 	}
 	got := me.results(t, "no-control")
 	zS, pS := zTest(0, 20, 1, 11)
+	// Nobody in B converted, so neither B's rate nor the lift varies: the
+	// standard error is 0 and the sequential fields are null.
+	if lo, hi, p := sequentialLift(0, 20, 1, 11); lo != nil || hi != nil || p != nil {
+		t.Fatalf("sequentialLift(0/20 vs 1/11) = %v %v %v, want undefined", lo, hi, p)
+	}
 	wantSignup := experimentResult{
 		ControlVariant: ptrTo("A"), TotalExposed: 31, TotalConverted: 1,
 		Variants: []variantResult{
@@ -261,6 +310,42 @@ func TestExperimentResults(t *testing.T) {
 	}
 	if d := cmp.Diff(wantSignup, got, approx); d != "" {
 		t.Errorf("signup goal (-want +got):\n%s", d)
+	}
+
+	// Larger arms with a clear lift: 150 of 300 convert on "on" against 30 of
+	// 300 on "off", and the confidence sequence excludes 0.
+	var onImps, offImps, bigEvents []any
+	for i, u := range users("on", 300) {
+		onImps = append(onImps, imp("big", u, "on", exposedAt))
+		if i < 150 {
+			bigEvents = append(bigEvents, goal("paid", u, t0))
+		}
+	}
+	for i, u := range users("off", 300) {
+		offImps = append(offImps, imp("big", u, "off", exposedAt))
+		if i < 30 {
+			bigEvents = append(bigEvents, goal("paid", u, t0))
+		}
+	}
+	me.mustPost(t, "/impressions", onImps)
+	me.mustPost(t, "/impressions", offImps)
+	me.mustPost(t, "/events", bigEvents)
+	me.experiment(t, "big", "big", "paid", "off")
+	zBig, pBig := zTest(150, 300, 30, 300)
+	loBig, hiBig, seqBig := sequentialLift(150, 300, 30, 300)
+	if loBig == nil || *loBig <= 0 || *seqBig >= 0.05 {
+		t.Fatalf("sequentialLift(150/300 vs 30/300) = %v %v %v, want an interval above 0", loBig, hiBig, seqBig)
+	}
+	wantBig := experimentResult{
+		ControlVariant: ptrTo("off"), TotalExposed: 600, TotalConverted: 180,
+		Variants: []variantResult{
+			{Variant: "off", Exposed: 300, Converted: 30, ConversionRate: 0.1, IsControl: true},
+			{Variant: "on", Exposed: 300, Converted: 150, ConversionRate: 0.5, Uplift: ptrTo(4.0),
+				ZScore: &zBig, PValue: &pBig, Significant: true, LiftCILower: loBig, LiftCIUpper: hiBig, SequentialP: seqBig},
+		},
+	}
+	if d := cmp.Diff(wantBig, me.results(t, "big"), approx); d != "" {
+		t.Errorf("large arms (-want +got):\n%s", d)
 	}
 }
 

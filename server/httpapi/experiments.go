@@ -87,7 +87,8 @@ func (h *Handlers) GetExperimentResults(ctx context.Context, req apiserver.GetEx
 		out.Variants[i] = apiserver.ExperimentVariantResult{
 			Variant: v.Variant, Exposed: v.Exposed, Converted: v.Converted, ConversionRate: v.Rate,
 			IsControl: v.IsControl, Uplift: nullableOf(v.Uplift), ZScore: nullableOf(v.Z), PValue: nullableOf(v.P),
-			Significant: v.Significant,
+			Significant: v.Significant, LiftCiLower: nullableOf(v.Sequential.Lower),
+			LiftCiUpper: nullableOf(v.Sequential.Upper), SequentialPValue: nullableOf(v.Sequential.P),
 		}
 	}
 	return out, nil

@@ -191,7 +191,17 @@ type VariantResult struct {
 	Rate      float64
 	IsControl bool
 	stats.Comparison
+
+	// Sequential compares the conversion rates as a relative lift with a
+	// confidence sequence and an always-valid p-value at SequentialAlpha;
+	// zero (every field nil) for the control.
+	Sequential stats.Sequential
 }
+
+// SequentialAlpha is the error rate of an experiment result's confidence
+// sequence and always-valid p-value: 95% intervals, like the z-test's
+// significance level (docs/reference/measurement.md, Experiment results).
+const SequentialAlpha = 0.05
 
 // ExperimentResults measures an experiment (docs/reference/measurement.md,
 // Attribution and Experiment results): a user enters at first exposure to the
@@ -248,6 +258,9 @@ func experimentResult(e db.Experiment, arms []db.ListExperimentArmsRow) Experime
 		v := VariantResult{Variant: a.Variant, Exposed: a.Exposed, Converted: a.Converted, Rate: arm.Rate(), IsControl: i == control}
 		if !v.IsControl {
 			v.Comparison = stats.Compare(arm, base)
+			v.Sequential = stats.CompareSequential(
+				stats.ConversionSummary(a.Exposed, a.Converted), stats.ConversionSummary(c.Exposed, c.Converted),
+				SequentialAlpha)
 		}
 		out.Variants = append(out.Variants, v)
 	}

@@ -1276,7 +1276,11 @@ export interface paths {
          *     `goal_event_key` at or after that first exposure. The control is `control_variant` when
          *     it appears in the data, else the most-exposed variant; variants are listed control
          *     first. `uplift`, `z_score` and `p_value` (two-proportion z-test, pooled, two-sided) are
-         *     null for the control and when undefined; `significant` means `p_value` < 0.05.
+         *     null for the control and when undefined; `significant` means `p_value` < 0.05. These
+         *     hold for one read at a sample size fixed in advance. `lift_ci_lower`, `lift_ci_upper`
+         *     and `sequential_p_value` (a confidence sequence around the relative lift and its
+         *     always-valid p-value, at 5%) keep their error rate however often the result is read;
+         *     they too are null for the control and when undefined.
          */
         get: operations["getExperimentResults"];
         put?: never;
@@ -2423,6 +2427,28 @@ export interface components {
             /** Format: double */
             p_value: number | null;
             significant: boolean;
+            /**
+             * Format: double
+             * @description Lower end of the 95% confidence sequence around the relative lift of the conversion
+             *     rate (rate / control rate − 1). Unlike a fixed-sample interval it stays valid however
+             *     often the result is read: the chance that it ever excludes the true lift is at most
+             *     5%. Null for the control, when the control rate is 0, when either variant has fewer
+             *     than two users, and when the lift's standard error is 0 (nobody in this variant
+             *     converted, or everybody in both did).
+             */
+            lift_ci_lower: number | null;
+            /**
+             * Format: double
+             * @description Upper end of the confidence sequence of `lift_ci_lower`; null when it is.
+             */
+            lift_ci_upper: number | null;
+            /**
+             * Format: double
+             * @description Always-valid p-value for "no lift", the counterpart of the confidence sequence: below
+             *     0.05 exactly when the interval excludes 0, and, with no true lift, below 0.05 at any
+             *     read with probability at most 5%. Null when `lift_ci_lower` is.
+             */
+            sequential_p_value: number | null;
         };
         Webhook: {
             /** Format: uuid */

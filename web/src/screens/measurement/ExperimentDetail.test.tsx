@@ -24,9 +24,9 @@ const result: Schemas["ExperimentResult"] = {
   total_exposed: 2200,
   total_converted: 320,
   variants: [
-    { variant: "false", exposed: 1000, converted: 100, conversion_rate: 0.1, is_control: true, uplift: null, z_score: null, p_value: null, significant: false },
-    { variant: "true", exposed: 1000, converted: 130, conversion_rate: 0.13, is_control: false, uplift: 0.3, z_score: 2.0966, p_value: 0.036027, significant: true },
-    { variant: "beta", exposed: 200, converted: 90, conversion_rate: 0.45, is_control: false, uplift: 3.5, z_score: 0.4, p_value: 0.68916, significant: false },
+    { variant: "false", exposed: 1000, converted: 100, conversion_rate: 0.1, is_control: true, uplift: null, z_score: null, p_value: null, significant: false, lift_ci_lower: null, lift_ci_upper: null, sequential_p_value: null },
+    { variant: "true", exposed: 1000, converted: 130, conversion_rate: 0.13, is_control: false, uplift: 0.3, z_score: 2.0966, p_value: 0.036027, significant: true, lift_ci_lower: -0.208706, lift_ci_upper: 0.808706, sequential_p_value: 0.562221 },
+    { variant: "beta", exposed: 200, converted: 90, conversion_rate: 0.45, is_control: false, uplift: 3.5, z_score: 0.4, p_value: 0.68916, significant: false, lift_ci_lower: 1.685181, lift_ci_upper: 5.314819, sequential_p_value: 0.000003 },
   ],
 };
 
