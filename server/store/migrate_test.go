@@ -19,7 +19,8 @@ var wantTables = []string{
 	"audit_entries", "change_log", "change_requests", "chat_deliveries", "chat_integrations",
 	"environments", "evaluation_hours", "experiments", "flags", "goal_event_keys", "goal_event_users", "goal_events",
 	"impression_daily", "impression_exposures", "impression_flag_users", "impression_summaries", "impression_value_users", "impression_variant_users", "impressions",
-	"login_attempts", "notification_outbox", "personal_access_tokens", "project_members", "projects", "rollup_watermarks",
+	"login_attempts", "notification_outbox", "personal_access_tokens", "project_members", "projects",
+	"release_arm_metrics", "release_checks", "release_user_metrics", "release_users", "releases", "rollup_watermarks",
 	"scheduled_changes", "sdk_keys", "segments", "sessions", "users",
 	"webhook_deliveries", "webhooks", "workspace",
 }
