@@ -20,19 +20,40 @@ import (
 
 // Defines values for AuditEntryAction.
 const (
-	Archive   AuditEntryAction = "archive"
-	Create    AuditEntryAction = "create"
-	Delete    AuditEntryAction = "delete"
-	Promote   AuditEntryAction = "promote"
-	Replace   AuditEntryAction = "replace"
-	Unarchive AuditEntryAction = "unarchive"
-	Update    AuditEntryAction = "update"
+	Archive                AuditEntryAction = "archive"
+	AuditReleaseAdvanced   AuditEntryAction = "release.advanced"
+	AuditReleaseCancelled  AuditEntryAction = "release.cancelled"
+	AuditReleaseCompleted  AuditEntryAction = "release.completed"
+	AuditReleasePaused     AuditEntryAction = "release.paused"
+	AuditReleaseResumed    AuditEntryAction = "release.resumed"
+	AuditReleaseRolledBack AuditEntryAction = "release.rolled_back"
+	AuditReleaseStarted    AuditEntryAction = "release.started"
+	Create                 AuditEntryAction = "create"
+	Delete                 AuditEntryAction = "delete"
+	Promote                AuditEntryAction = "promote"
+	Replace                AuditEntryAction = "replace"
+	Unarchive              AuditEntryAction = "unarchive"
+	Update                 AuditEntryAction = "update"
 )
 
 // Valid indicates whether the value is a known member of the AuditEntryAction enum.
 func (e AuditEntryAction) Valid() bool {
 	switch e {
 	case Archive:
+		return true
+	case AuditReleaseAdvanced:
+		return true
+	case AuditReleaseCancelled:
+		return true
+	case AuditReleaseCompleted:
+		return true
+	case AuditReleasePaused:
+		return true
+	case AuditReleaseResumed:
+		return true
+	case AuditReleaseRolledBack:
+		return true
+	case AuditReleaseStarted:
 		return true
 	case Create:
 		return true
@@ -195,6 +216,13 @@ const (
 	FlagDeleted           NotificationEvent = "flag.deleted"
 	FlagPromoted          NotificationEvent = "flag.promoted"
 	FlagUpdated           NotificationEvent = "flag.updated"
+	ReleaseAdvanced       NotificationEvent = "release.advanced"
+	ReleaseCancelled      NotificationEvent = "release.cancelled"
+	ReleaseCompleted      NotificationEvent = "release.completed"
+	ReleasePaused         NotificationEvent = "release.paused"
+	ReleaseResumed        NotificationEvent = "release.resumed"
+	ReleaseRolledBack     NotificationEvent = "release.rolled_back"
+	ReleaseStarted        NotificationEvent = "release.started"
 )
 
 // Valid indicates whether the value is a known member of the NotificationEvent enum.
@@ -213,6 +241,20 @@ func (e NotificationEvent) Valid() bool {
 	case FlagPromoted:
 		return true
 	case FlagUpdated:
+		return true
+	case ReleaseAdvanced:
+		return true
+	case ReleaseCancelled:
+		return true
+	case ReleaseCompleted:
+		return true
+	case ReleasePaused:
+		return true
+	case ReleaseResumed:
+		return true
+	case ReleaseRolledBack:
+		return true
+	case ReleaseStarted:
 		return true
 	default:
 		return false
@@ -387,6 +429,69 @@ func (e Operator) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseBadDirection.
+const (
+	Decrease ReleaseBadDirection = "decrease"
+	Increase ReleaseBadDirection = "increase"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseBadDirection enum.
+func (e ReleaseBadDirection) Valid() bool {
+	switch e {
+	case Decrease:
+		return true
+	case Increase:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReleaseMetricKind.
+const (
+	Conversion ReleaseMetricKind = "conversion"
+	Mean       ReleaseMetricKind = "mean"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseMetricKind enum.
+func (e ReleaseMetricKind) Valid() bool {
+	switch e {
+	case Conversion:
+		return true
+	case Mean:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReleaseStatus.
+const (
+	ReleaseStatusCancelled  ReleaseStatus = "cancelled"
+	ReleaseStatusCompleted  ReleaseStatus = "completed"
+	ReleaseStatusPaused     ReleaseStatus = "paused"
+	ReleaseStatusRolledBack ReleaseStatus = "rolled_back"
+	ReleaseStatusRunning    ReleaseStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseStatus enum.
+func (e ReleaseStatus) Valid() bool {
+	switch e {
+	case ReleaseStatusCancelled:
+		return true
+	case ReleaseStatusCompleted:
+		return true
+	case ReleaseStatusPaused:
+		return true
+	case ReleaseStatusRolledBack:
+		return true
+	case ReleaseStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Role.
 const (
 	Admin  Role = "admin"
@@ -467,6 +572,7 @@ type AnyValue = interface{}
 
 // AuditEntry defines model for AuditEntry.
 type AuditEntry struct {
+	// Action A flag write, or a guarded release's event (`release.*`, whose `after_data` is the release).
 	Action AuditEntryAction `json:"action"`
 
 	// ActorEmail The acting user's email, or `sdk:<prefix>` for an SDK key.
@@ -480,7 +586,7 @@ type AuditEntry struct {
 	Metadata      *map[string]interface{} `json:"metadata"`
 }
 
-// AuditEntryAction defines model for AuditEntry.Action.
+// AuditEntryAction A flag write, or a guarded release's event (`release.*`, whose `after_data` is the release).
 type AuditEntryAction string
 
 // ChangeRequest defines model for ChangeRequest.
@@ -564,6 +670,24 @@ type Condition struct {
 	// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 	Operator Operator `json:"operator"`
 	Values   []string `json:"values"`
+}
+
+// CreateReleaseRequest defines model for CreateReleaseRequest.
+type CreateReleaseRequest struct {
+	// Alpha The error rate of the sequential intervals; default 0.05.
+	Alpha *float64 `json:"alpha,omitempty"`
+
+	// CheckIntervalSeconds Seconds between two checks; default 60. A check also runs at each stage's end.
+	CheckIntervalSeconds *int `json:"check_interval_seconds,omitempty"`
+
+	// Metrics 1 to 5 metrics, each `event_key` at most once.
+	Metrics []ReleaseMetric `json:"metrics"`
+
+	// MinUsers Users each arm needs before a metric can count as regressed, and users the sample-ratio check needs; default 100.
+	MinUsers *int64 `json:"min_users,omitempty"`
+
+	// Stages 1 to 10 stages, their percentages strictly increasing.
+	Stages []ReleaseStage `json:"stages"`
 }
 
 // CurrentUser defines model for CurrentUser.
@@ -923,7 +1047,7 @@ type MemberRoleInput struct {
 	Role Role `json:"role"`
 }
 
-// NotificationEvent defines model for NotificationEvent.
+// NotificationEvent `flag.created`, `flag.updated`, `flag.deleted` and `flag.promoted` carry the flag; `change_request.*` the change request; `release.*` the guarded release (`Release`): started, moved to its next stage (`advanced`), paused, resumed, rolled back (by a person or by a regressed metric), completed after its last stage, or cancelled.
 type NotificationEvent string
 
 // OfrepBulkError defines model for OfrepBulkError.
@@ -1064,6 +1188,151 @@ type PromoteInput struct {
 type RejectInput struct {
 	Reason *string `json:"reason,omitempty"`
 }
+
+// Release A guarded release: a boolean flag ramped through stages of rollout percentage while its guardrail metrics are compared between the users who got the change (treatment) and those who did not (control) (docs/releases.md).
+type Release struct {
+	Alpha float64 `json:"alpha"`
+
+	// Analysis The latest check; null before the first.
+	Analysis             *ReleaseAnalysis `json:"analysis"`
+	CheckIntervalSeconds int              `json:"check_interval_seconds"`
+	CreatedAt            time.Time        `json:"created_at"`
+
+	// CreatedBy The user who started the release; null when a server SDK key did.
+	CreatedBy *int64 `json:"created_by"`
+
+	// EndedAt When the release completed, rolled back or was cancelled; null while running or paused.
+	EndedAt       *time.Time         `json:"ended_at"`
+	EnvironmentId openapi_types.UUID `json:"environment_id"`
+	FlagKey       string             `json:"flag_key"`
+	Id            openapi_types.UUID `json:"id"`
+	Metrics       []ReleaseMetric    `json:"metrics"`
+	MinUsers      int64              `json:"min_users"`
+
+	// PreviousRolloutPercentage The flag's rollout percentage before the release; null when it had none (everyone).
+	PreviousRolloutPercentage *int `json:"previous_rollout_percentage"`
+
+	// Reason Why the release was paused, rolled back or cancelled; null otherwise.
+	Reason *string `json:"reason"`
+
+	// StageIndex The 0-based index of the stage served now, or last served.
+	StageIndex int `json:"stage_index"`
+
+	// StageStartedAt When the current stage started, or last resumed.
+	StageStartedAt time.Time      `json:"stage_started_at"`
+	Stages         []ReleaseStage `json:"stages"`
+	StartedAt      time.Time      `json:"started_at"`
+
+	// Status `running` and `paused` releases are guarded; `completed`, `rolled_back` and `cancelled` ones have ended.
+	Status    ReleaseStatus `json:"status"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+// ReleaseAnalysis One check of a release.
+type ReleaseAnalysis struct {
+	CheckedAt time.Time `json:"checked_at"`
+
+	// ControlUsers Users whose first exposure since the start did not serve the change.
+	ControlUsers int64                   `json:"control_users"`
+	Metrics      []ReleaseMetricAnalysis `json:"metrics"`
+
+	// Percentage The stage's rollout percentage.
+	Percentage int `json:"percentage"`
+
+	// Srm The sample-ratio check of the current stage; null when the flag has rules or prerequisites, or at 100 percent.
+	Srm        *ReleaseSampleRatio `json:"srm"`
+	StageIndex int                 `json:"stage_index"`
+
+	// TreatmentUsers Users whose first exposure since the start served the change.
+	TreatmentUsers int64 `json:"treatment_users"`
+}
+
+// ReleaseArmSummary One arm of one metric in a check.
+type ReleaseArmSummary struct {
+	// Mean The mean of the users' values.
+	Mean  float64 `json:"mean"`
+	Users int64   `json:"users"`
+
+	// Variance The variance of the users' values.
+	Variance float64 `json:"variance"`
+}
+
+// ReleaseBadDirection Which way the metric moving is bad.
+type ReleaseBadDirection string
+
+// ReleaseMetric One guardrail metric.
+type ReleaseMetric struct {
+	// BadDirection Which way the metric moving is bad.
+	BadDirection ReleaseBadDirection `json:"bad_direction"`
+
+	// EventKey ASCII letters, digits, underscore and hyphen; at most 100 characters.
+	EventKey Key `json:"event_key"`
+
+	// Kind How a user's value is made of their goal events at or after their first exposure: `conversion` is 1 when there is at least one, else 0; `mean` is the sum of their values, an event without a value counting 1.
+	Kind ReleaseMetricKind `json:"kind"`
+
+	// Tolerance How much worse the treatment may be, as a relative difference (0.02 = 2 %), before the release rolls back.
+	Tolerance float64 `json:"tolerance"`
+}
+
+// ReleaseMetricAnalysis One metric in a check; numbers that are not defined are null.
+type ReleaseMetricAnalysis struct {
+	// BadDirection Which way the metric moving is bad.
+	BadDirection ReleaseBadDirection `json:"bad_direction"`
+
+	// CiLower The lower end of the always-valid confidence interval of `lift`.
+	CiLower *float64 `json:"ci_lower"`
+
+	// CiUpper The upper end of the always-valid confidence interval of `lift`.
+	CiUpper *float64 `json:"ci_upper"`
+
+	// Control One arm of one metric in a check.
+	Control  ReleaseArmSummary `json:"control"`
+	EventKey string            `json:"event_key"`
+
+	// Kind How a user's value is made of their goal events at or after their first exposure: `conversion` is 1 when there is at least one, else 0; `mean` is the sum of their values, an event without a value counting 1.
+	Kind ReleaseMetricKind `json:"kind"`
+
+	// Lift Treatment mean over control mean, minus 1; null when the control mean is 0 or either arm has fewer than 2 users.
+	Lift *float64 `json:"lift"`
+
+	// PValue The always-valid p-value of `lift`.
+	PValue *float64 `json:"p_value"`
+
+	// Regressed Both arms have at least `min_users` users and the interval lies beyond the tolerance in the bad direction; the release rolls back.
+	Regressed bool    `json:"regressed"`
+	Tolerance float64 `json:"tolerance"`
+
+	// Treatment One arm of one metric in a check.
+	Treatment ReleaseArmSummary `json:"treatment"`
+}
+
+// ReleaseMetricKind How a user's value is made of their goal events at or after their first exposure: `conversion` is 1 when there is at least one, else 0; `mean` is the sum of their values, an event without a value counting 1.
+type ReleaseMetricKind string
+
+// ReleaseSampleRatio A chi-squared test of the users first exposed in the current stage against the stage's percentage.
+type ReleaseSampleRatio struct {
+	// ExpectedShare The stage's percentage over 100.
+	ExpectedShare float64 `json:"expected_share"`
+
+	// Mismatch At least `min_users` users and a p-value below 0.001; a running release pauses.
+	Mismatch       bool    `json:"mismatch"`
+	PValue         float64 `json:"p_value"`
+	TreatmentUsers int64   `json:"treatment_users"`
+	Users          int64   `json:"users"`
+}
+
+// ReleaseStage One step of the ramp.
+type ReleaseStage struct {
+	// DurationSeconds How long the stage lasts before the next one starts (at most 30 days).
+	DurationSeconds int64 `json:"duration_seconds"`
+
+	// Percentage The flag's rollout percentage during the stage; greater than the stage before.
+	Percentage int `json:"percentage"`
+}
+
+// ReleaseStatus `running` and `paused` releases are guarded; `completed`, `rolled_back` and `cancelled` ones have ended.
+type ReleaseStatus string
 
 // RequireApprovalInput defines model for RequireApprovalInput.
 type RequireApprovalInput struct {
@@ -1451,6 +1720,14 @@ type GetExposureParams struct {
 	Days *int32 `form:"days,omitempty" json:"days,omitempty"`
 }
 
+// ListReleasesParams defines parameters for ListReleases.
+type ListReleasesParams struct {
+	Status *ReleaseStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// FlagKey Only the releases of this flag.
+	FlagKey *string `form:"flag_key,omitempty" json:"flag_key,omitempty"`
+}
+
 // DiffFlagsParams defines parameters for DiffFlags.
 type DiffFlagsParams struct {
 	From openapi_types.UUID `form:"from" json:"from"`
@@ -1512,6 +1789,9 @@ type PatchFlagApplicationMergePatchPlusJSONRequestBody = FlagPatch
 
 // PromoteFlagJSONRequestBody defines body for PromoteFlag for application/json ContentType.
 type PromoteFlagJSONRequestBody = PromoteInput
+
+// CreateReleaseJSONRequestBody defines body for CreateRelease for application/json ContentType.
+type CreateReleaseJSONRequestBody = CreateReleaseRequest
 
 // CreateScheduledChangeJSONRequestBody defines body for CreateScheduledChange for application/json ContentType.
 type CreateScheduledChangeJSONRequestBody = ScheduledChangeInput
@@ -1893,8 +2173,10 @@ type ClientInterface interface {
 	// keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
 	// `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
 	// `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
-	// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
-	// `offset` are clamped, never rejected.
+	// `schedule`, `change_request`, or `release` with `metadata.release_id` for a guarded
+	// release's own writes); and one per guarded release event (`release.started` …
+	// `release.cancelled`, the release in `after_data`). `flag_key` filters; `limit` (1 to
+	// 500, default 50) and `offset` are clamped, never rejected.
 	//
 	// Corresponds with GET /api/environments/{env_id}/audit (the `ListAudit` operationId).
 	ListAudit(ctx context.Context, envId EnvId, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2175,7 +2457,9 @@ type ClientInterface interface {
 	// clears a nullable field or restores a field's default. The key is immutable (422). The
 	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-	// notification `flag.updated`.
+	// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+	// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+	// (`reason` `flag changed by <actor>`).
 	//
 	// When the environment requires approval the patch is validated against the current flag
 	// and queued as a change request instead (202 with the change request, notification
@@ -2193,7 +2477,9 @@ type ClientInterface interface {
 	// clears a nullable field or restores a field's default. The key is immutable (422). The
 	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-	// notification `flag.updated`.
+	// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+	// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+	// (`reason` `flag changed by <actor>`).
 	//
 	// When the environment requires approval the patch is validated against the current flag
 	// and queued as a change request instead (202 with the change request, notification
@@ -2211,7 +2497,9 @@ type ClientInterface interface {
 	// clears a nullable field or restores a field's default. The key is immutable (422). The
 	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-	// notification `flag.updated`.
+	// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+	// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+	// (`reason` `flag changed by <actor>`).
 	//
 	// When the environment requires approval the patch is validated against the current flag
 	// and queued as a change request instead (202 with the change request, notification
@@ -2269,6 +2557,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/environments/{env_id}/flags/{key}/promote (the `PromoteFlag` operationId).
 	PromoteFlag(ctx context.Context, envId EnvId, key FlagKey, body PromoteFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReleaseWithBody Start a guarded release of a boolean flag
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+	// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+	// (version + 1, an audit entry `update` with `metadata.source` `release` and
+	// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+	// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+	// variants and prerequisites are untouched. The notification and audit entry
+	// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+	// `check_interval_seconds` to 60 (docs/releases.md).
+	//
+	// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+	// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+	// archived flag, a flag that is not boolean, a flag that already has a running or paused
+	// release, or an environment that requires approval: 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+	CreateReleaseWithBody(ctx context.Context, envId EnvId, key FlagKey, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRelease Start a guarded release of a boolean flag
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+	// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+	// (version + 1, an audit entry `update` with `metadata.source` `release` and
+	// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+	// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+	// variants and prerequisites are untouched. The notification and audit entry
+	// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+	// `check_interval_seconds` to 60 (docs/releases.md).
+	//
+	// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+	// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+	// archived flag, a flag that is not boolean, a flag that already has a running or paused
+	// release, or an environment that requires approval: 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+	CreateRelease(ctx context.Context, envId EnvId, key FlagKey, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListFlagScheduledChanges List the scheduled changes of one flag
 	//
@@ -2518,6 +2850,81 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/environments/{env_id}/integrations/{id}/test (the `TestIntegration` operationId).
 	TestIntegration(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListReleases List guarded releases
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Every release of the environment, ended ones included, newest first.
+	// `status` and `flag_key` filter; omitted, every release is listed. An unknown `status`:
+	// 422.
+	//
+	// Corresponds with GET /api/environments/{env_id}/releases (the `ListReleases` operationId).
+	ListReleases(ctx context.Context, envId EnvId, params *ListReleasesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRelease Get a guarded release
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The release with its latest check in `analysis` (null before the first).
+	// An unknown id, or the id of another environment's release: 404.
+	//
+	// Corresponds with GET /api/environments/{env_id}/releases/{id} (the `GetRelease` operationId).
+	GetRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelRelease Cancel a release, leaving the flag as it is
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. A running or paused release is cancelled
+	// (409 otherwise): it stops guarding and the flag keeps its current state. The status
+	// becomes `cancelled`, `ended_at` the current time and `reason` `cancelled by <actor>`.
+	// The notification and audit entry `release.cancelled` carry the release.
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/cancel (the `CancelRelease` operationId).
+	CancelRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListReleaseChecks Every check of a guarded release
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The `analysis` of every check the release has had, oldest first: the
+	// history a chart draws. Empty before the first check. An unknown id, or the id of
+	// another environment's release: 404.
+	//
+	// Corresponds with GET /api/environments/{env_id}/releases/{id}/checks (the `ListReleaseChecks` operationId).
+	ListReleaseChecks(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseRelease Pause a running release
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Only a running release pauses (409
+	// otherwise). The flag keeps its percentage and the release keeps guarding: a metric that
+	// regresses still rolls it back. `reason` becomes `paused by <actor>`; the notification
+	// and audit entry `release.paused` carry the release.
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/pause (the `PauseRelease` operationId).
+	PauseRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeRelease Resume a paused release
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Only a paused release resumes (409
+	// otherwise). It continues its current stage from now: `stage_started_at` becomes the
+	// current time and `reason` null. The notification and audit entry `release.resumed`
+	// carry the release.
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/resume (the `ResumeRelease` operationId).
+	ResumeRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RollbackRelease Roll a release back
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. A running or paused release rolls back (409
+	// otherwise): the flag's `rollout_percentage` becomes 0 through the ordinary write path
+	// (version + 1, an audit entry `update` with `metadata.source` `release`, an UPSERT, the
+	// notification `flag.updated`), the status `rolled_back`, `ended_at` the current time and
+	// `reason` `rolled back by <actor>`. The notification and audit entry
+	// `release.rolled_back` carry the release.
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/rollback (the `RollbackRelease` operationId).
+	RollbackRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListScheduledChanges List the scheduled changes of an environment
 	//
@@ -3398,8 +3805,10 @@ func (c *Client) GetWorkspace(ctx context.Context, reqEditors ...RequestEditorFn
 // keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
 // `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
 // `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
-// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
-// `offset` are clamped, never rejected.
+// `schedule`, `change_request`, or `release` with `metadata.release_id` for a guarded
+// release's own writes); and one per guarded release event (`release.started` …
+// `release.cancelled`, the release in `after_data`). `flag_key` filters; `limit` (1 to
+// 500, default 50) and `offset` are clamped, never rejected.
 //
 // Corresponds with GET /api/environments/{env_id}/audit (the `ListAudit` operationId).
 func (c *Client) ListAudit(ctx context.Context, envId EnvId, params *ListAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3910,7 +4319,9 @@ func (c *Client) GetFlag(ctx context.Context, envId EnvId, key FlagKey, reqEdito
 // clears a nullable field or restores a field's default. The key is immutable (422). The
 // patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 // version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-// notification `flag.updated`.
+// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+// (`reason` `flag changed by <actor>`).
 //
 // When the environment requires approval the patch is validated against the current flag
 // and queued as a change request instead (202 with the change request, notification
@@ -3938,7 +4349,9 @@ func (c *Client) PatchFlagWithBody(ctx context.Context, envId EnvId, key FlagKey
 // clears a nullable field or restores a field's default. The key is immutable (422). The
 // patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 // version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-// notification `flag.updated`.
+// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+// (`reason` `flag changed by <actor>`).
 //
 // When the environment requires approval the patch is validated against the current flag
 // and queued as a change request instead (202 with the change request, notification
@@ -3966,7 +4379,9 @@ func (c *Client) PatchFlag(ctx context.Context, envId EnvId, key FlagKey, body P
 // clears a nullable field or restores a field's default. The key is immutable (422). The
 // patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 // version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-// notification `flag.updated`.
+// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+// (`reason` `flag changed by <actor>`).
 //
 // When the environment requires approval the patch is validated against the current flag
 // and queued as a change request instead (202 with the change request, notification
@@ -4055,6 +4470,70 @@ func (c *Client) PromoteFlagWithBody(ctx context.Context, envId EnvId, key FlagK
 // Corresponds with POST /api/environments/{env_id}/flags/{key}/promote (the `PromoteFlag` operationId).
 func (c *Client) PromoteFlag(ctx context.Context, envId EnvId, key FlagKey, body PromoteFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPromoteFlagRequest(c.Server, envId, key, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReleaseWithBody Start a guarded release of a boolean flag
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+// (version + 1, an audit entry `update` with `metadata.source` `release` and
+// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+// variants and prerequisites are untouched. The notification and audit entry
+// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+// `check_interval_seconds` to 60 (docs/releases.md).
+//
+// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+// archived flag, a flag that is not boolean, a flag that already has a running or paused
+// release, or an environment that requires approval: 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+func (c *Client) CreateReleaseWithBody(ctx context.Context, envId EnvId, key FlagKey, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReleaseRequestWithBody(c.Server, envId, key, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRelease Start a guarded release of a boolean flag
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+// (version + 1, an audit entry `update` with `metadata.source` `release` and
+// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+// variants and prerequisites are untouched. The notification and audit entry
+// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+// `check_interval_seconds` to 60 (docs/releases.md).
+//
+// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+// archived flag, a flag that is not boolean, a flag that already has a running or paused
+// release, or an environment that requires approval: 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+func (c *Client) CreateRelease(ctx context.Context, envId EnvId, key FlagKey, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReleaseRequest(c.Server, envId, key, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4494,6 +4973,151 @@ func (c *Client) ListIntegrationDeliveries(ctx context.Context, envId EnvId, id 
 // Corresponds with POST /api/environments/{env_id}/integrations/{id}/test (the `TestIntegration` operationId).
 func (c *Client) TestIntegration(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTestIntegrationRequest(c.Server, envId, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListReleases List guarded releases
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Every release of the environment, ended ones included, newest first.
+// `status` and `flag_key` filter; omitted, every release is listed. An unknown `status`:
+// 422.
+//
+// Corresponds with GET /api/environments/{env_id}/releases (the `ListReleases` operationId).
+func (c *Client) ListReleases(ctx context.Context, envId EnvId, params *ListReleasesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReleasesRequest(c.Server, envId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRelease Get a guarded release
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The release with its latest check in `analysis` (null before the first).
+// An unknown id, or the id of another environment's release: 404.
+//
+// Corresponds with GET /api/environments/{env_id}/releases/{id} (the `GetRelease` operationId).
+func (c *Client) GetRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReleaseRequest(c.Server, envId, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelRelease Cancel a release, leaving the flag as it is
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. A running or paused release is cancelled
+// (409 otherwise): it stops guarding and the flag keeps its current state. The status
+// becomes `cancelled`, `ended_at` the current time and `reason` `cancelled by <actor>`.
+// The notification and audit entry `release.cancelled` carry the release.
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/cancel (the `CancelRelease` operationId).
+func (c *Client) CancelRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelReleaseRequest(c.Server, envId, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListReleaseChecks Every check of a guarded release
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The `analysis` of every check the release has had, oldest first: the
+// history a chart draws. Empty before the first check. An unknown id, or the id of
+// another environment's release: 404.
+//
+// Corresponds with GET /api/environments/{env_id}/releases/{id}/checks (the `ListReleaseChecks` operationId).
+func (c *Client) ListReleaseChecks(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReleaseChecksRequest(c.Server, envId, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseRelease Pause a running release
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Only a running release pauses (409
+// otherwise). The flag keeps its percentage and the release keeps guarding: a metric that
+// regresses still rolls it back. `reason` becomes `paused by <actor>`; the notification
+// and audit entry `release.paused` carry the release.
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/pause (the `PauseRelease` operationId).
+func (c *Client) PauseRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseReleaseRequest(c.Server, envId, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeRelease Resume a paused release
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Only a paused release resumes (409
+// otherwise). It continues its current stage from now: `stage_started_at` becomes the
+// current time and `reason` null. The notification and audit entry `release.resumed`
+// carry the release.
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/resume (the `ResumeRelease` operationId).
+func (c *Client) ResumeRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeReleaseRequest(c.Server, envId, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RollbackRelease Roll a release back
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. A running or paused release rolls back (409
+// otherwise): the flag's `rollout_percentage` becomes 0 through the ordinary write path
+// (version + 1, an audit entry `update` with `metadata.source` `release`, an UPSERT, the
+// notification `flag.updated`), the status `rolled_back`, `ended_at` the current time and
+// `reason` `rolled back by <actor>`. The notification and audit entry
+// `release.rolled_back` carry the release.
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/rollback (the `RollbackRelease` operationId).
+func (c *Client) RollbackRelease(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRollbackReleaseRequest(c.Server, envId, id)
 	if err != nil {
 		return nil, err
 	}
@@ -7022,6 +7646,60 @@ func NewPromoteFlagRequestWithBody(server string, envId EnvId, key FlagKey, cont
 	return req, nil
 }
 
+// NewCreateReleaseRequest calls the generic CreateRelease builder with application/json body
+func NewCreateReleaseRequest(server string, envId EnvId, key FlagKey, body CreateReleaseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateReleaseRequestWithBody(server, envId, key, "application/json", bodyReader)
+}
+
+// NewCreateReleaseRequestWithBody constructs an http.Request for the CreateRelease method, with any body, and a specified content type
+func NewCreateReleaseRequestWithBody(server string, envId EnvId, key FlagKey, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/flags/%s/releases", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListFlagScheduledChangesRequest constructs an http.Request for the ListFlagScheduledChanges method
 func NewListFlagScheduledChangesRequest(server string, envId EnvId, key FlagKey) (*http.Request, error) {
 	var err error
@@ -7721,6 +8399,325 @@ func NewTestIntegrationRequest(server string, envId EnvId, id UuidId) (*http.Req
 	}
 
 	operationPath := fmt.Sprintf("/api/environments/%s/integrations/%s/test", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListReleasesRequest constructs an http.Request for the ListReleases method
+func NewListReleasesRequest(server string, envId EnvId, params *ListReleasesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/releases", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FlagKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "flag_key", *params.FlagKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReleaseRequest constructs an http.Request for the GetRelease method
+func NewGetReleaseRequest(server string, envId EnvId, id UuidId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/releases/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelReleaseRequest constructs an http.Request for the CancelRelease method
+func NewCancelReleaseRequest(server string, envId EnvId, id UuidId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/releases/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListReleaseChecksRequest constructs an http.Request for the ListReleaseChecks method
+func NewListReleaseChecksRequest(server string, envId EnvId, id UuidId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/releases/%s/checks", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPauseReleaseRequest constructs an http.Request for the PauseRelease method
+func NewPauseReleaseRequest(server string, envId EnvId, id UuidId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/releases/%s/pause", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeReleaseRequest constructs an http.Request for the ResumeRelease method
+func NewResumeReleaseRequest(server string, envId EnvId, id UuidId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/releases/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRollbackReleaseRequest constructs an http.Request for the RollbackRelease method
+func NewRollbackReleaseRequest(server string, envId EnvId, id UuidId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/releases/%s/rollback", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9821,8 +10818,10 @@ type ClientWithResponsesInterface interface {
 	// keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
 	// `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
 	// `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
-	// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
-	// `offset` are clamped, never rejected.
+	// `schedule`, `change_request`, or `release` with `metadata.release_id` for a guarded
+	// release's own writes); and one per guarded release event (`release.started` …
+	// `release.cancelled`, the release in `after_data`). `flag_key` filters; `limit` (1 to
+	// 500, default 50) and `offset` are clamped, never rejected.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10129,7 +11128,9 @@ type ClientWithResponsesInterface interface {
 	// clears a nullable field or restores a field's default. The key is immutable (422). The
 	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-	// notification `flag.updated`.
+	// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+	// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+	// (`reason` `flag changed by <actor>`).
 	//
 	// When the environment requires approval the patch is validated against the current flag
 	// and queued as a change request instead (202 with the change request, notification
@@ -10147,7 +11148,9 @@ type ClientWithResponsesInterface interface {
 	// clears a nullable field or restores a field's default. The key is immutable (422). The
 	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-	// notification `flag.updated`.
+	// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+	// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+	// (`reason` `flag changed by <actor>`).
 	//
 	// When the environment requires approval the patch is validated against the current flag
 	// and queued as a change request instead (202 with the change request, notification
@@ -10165,7 +11168,9 @@ type ClientWithResponsesInterface interface {
 	// clears a nullable field or restores a field's default. The key is immutable (422). The
 	// patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 	// version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-	// notification `flag.updated`.
+	// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+	// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+	// (`reason` `flag changed by <actor>`).
 	//
 	// When the environment requires approval the patch is validated against the current flag
 	// and queued as a change request instead (202 with the change request, notification
@@ -10225,6 +11230,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/environments/{env_id}/flags/{key}/promote (the `PromoteFlag` operationId).
 	PromoteFlagWithResponse(ctx context.Context, envId EnvId, key FlagKey, body PromoteFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*PromoteFlagResponse, error)
+
+	// CreateReleaseWithBodyWithResponse Start a guarded release of a boolean flag
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+	// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+	// (version + 1, an audit entry `update` with `metadata.source` `release` and
+	// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+	// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+	// variants and prerequisites are untouched. The notification and audit entry
+	// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+	// `check_interval_seconds` to 60 (docs/releases.md).
+	//
+	// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+	// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+	// archived flag, a flag that is not boolean, a flag that already has a running or paused
+	// release, or an environment that requires approval: 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+	CreateReleaseWithBodyWithResponse(ctx context.Context, envId EnvId, key FlagKey, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error)
+
+	// CreateReleaseWithResponse Start a guarded release of a boolean flag
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+	// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+	// (version + 1, an audit entry `update` with `metadata.source` `release` and
+	// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+	// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+	// variants and prerequisites are untouched. The notification and audit entry
+	// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+	// `check_interval_seconds` to 60 (docs/releases.md).
+	//
+	// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+	// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+	// archived flag, a flag that is not boolean, a flag that already has a running or paused
+	// release, or an environment that requires approval: 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+	CreateReleaseWithResponse(ctx context.Context, envId EnvId, key FlagKey, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error)
 
 	// ListFlagScheduledChangesWithResponse List the scheduled changes of one flag
 	//
@@ -10492,6 +11541,95 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/environments/{env_id}/integrations/{id}/test (the `TestIntegration` operationId).
 	TestIntegrationWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*TestIntegrationResponse, error)
+
+	// ListReleasesWithResponse List guarded releases
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. Every release of the environment, ended ones included, newest first.
+	// `status` and `flag_key` filter; omitted, every release is listed. An unknown `status`:
+	// 422.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/environments/{env_id}/releases (the `ListReleases` operationId).
+	ListReleasesWithResponse(ctx context.Context, envId EnvId, params *ListReleasesParams, reqEditors ...RequestEditorFn) (*ListReleasesResponse, error)
+
+	// GetReleaseWithResponse Get a guarded release
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The release with its latest check in `analysis` (null before the first).
+	// An unknown id, or the id of another environment's release: 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/environments/{env_id}/releases/{id} (the `GetRelease` operationId).
+	GetReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*GetReleaseResponse, error)
+
+	// CancelReleaseWithResponse Cancel a release, leaving the flag as it is
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. A running or paused release is cancelled
+	// (409 otherwise): it stops guarding and the flag keeps its current state. The status
+	// becomes `cancelled`, `ended_at` the current time and `reason` `cancelled by <actor>`.
+	// The notification and audit entry `release.cancelled` carry the release.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/cancel (the `CancelRelease` operationId).
+	CancelReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*CancelReleaseResponse, error)
+
+	// ListReleaseChecksWithResponse Every check of a guarded release
+	//
+	// Any project member (`viewer` and up), or a server SDK key of this environment; client
+	// keys get 403. The `analysis` of every check the release has had, oldest first: the
+	// history a chart draws. Empty before the first check. An unknown id, or the id of
+	// another environment's release: 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/environments/{env_id}/releases/{id}/checks (the `ListReleaseChecks` operationId).
+	ListReleaseChecksWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*ListReleaseChecksResponse, error)
+
+	// PauseReleaseWithResponse Pause a running release
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Only a running release pauses (409
+	// otherwise). The flag keeps its percentage and the release keeps guarding: a metric that
+	// regresses still rolls it back. `reason` becomes `paused by <actor>`; the notification
+	// and audit entry `release.paused` carry the release.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/pause (the `PauseRelease` operationId).
+	PauseReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*PauseReleaseResponse, error)
+
+	// ResumeReleaseWithResponse Resume a paused release
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. Only a paused release resumes (409
+	// otherwise). It continues its current stage from now: `stage_started_at` becomes the
+	// current time and `reason` null. The notification and audit entry `release.resumed`
+	// carry the release.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/resume (the `ResumeRelease` operationId).
+	ResumeReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*ResumeReleaseResponse, error)
+
+	// RollbackReleaseWithResponse Roll a release back
+	//
+	// Editors and project admins, or a server SDK key of this environment; viewers,
+	// `read_only` tokens and client keys get 403. A running or paused release rolls back (409
+	// otherwise): the flag's `rollout_percentage` becomes 0 through the ordinary write path
+	// (version + 1, an audit entry `update` with `metadata.source` `release`, an UPSERT, the
+	// notification `flag.updated`), the status `rolled_back`, `ended_at` the current time and
+	// `reason` `rolled back by <actor>`. The notification and audit entry
+	// `release.rolled_back` carry the release.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/environments/{env_id}/releases/{id}/rollback (the `RollbackRelease` operationId).
+	RollbackReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*RollbackReleaseResponse, error)
 
 	// ListScheduledChangesWithResponse List the scheduled changes of an environment
 	//
@@ -13082,6 +14220,96 @@ func (r PromoteFlagResponse) ContentType() string {
 	return ""
 }
 
+type CreateReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Release
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateReleaseResponse) GetJSON201() *Release {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateReleaseResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateReleaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateReleaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateReleaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateReleaseResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateReleaseResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListFlagScheduledChangesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14042,6 +15270,475 @@ func (r TestIntegrationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TestIntegrationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListReleasesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReleasesResponse) GetJSON200() *[]Release {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListReleasesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListReleasesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListReleasesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListReleasesResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReleasesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReleasesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReleasesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReleasesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReleaseResponse) GetJSON200() *Release {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetReleaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetReleaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetReleaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelReleaseResponse) GetJSON200() *Release {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelReleaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelReleaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelReleaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListReleaseChecksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]ReleaseAnalysis
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReleaseChecksResponse) GetJSON200() *[]ReleaseAnalysis {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListReleaseChecksResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListReleaseChecksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListReleaseChecksResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReleaseChecksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReleaseChecksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReleaseChecksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReleaseChecksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PauseReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseReleaseResponse) GetJSON200() *Release {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PauseReleaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PauseReleaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PauseReleaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PauseReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeReleaseResponse) GetJSON200() *Release {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeReleaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResumeReleaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeReleaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeReleaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RollbackReleaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Release
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RollbackReleaseResponse) GetJSON200() *Release {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RollbackReleaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RollbackReleaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RollbackReleaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RollbackReleaseResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r RollbackReleaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RollbackReleaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RollbackReleaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RollbackReleaseResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17294,8 +18991,10 @@ func (c *ClientWithResponses) GetWorkspaceWithResponse(ctx context.Context, reqE
 // keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
 // `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
 // `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
-// `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
-// `offset` are clamped, never rejected.
+// `schedule`, `change_request`, or `release` with `metadata.release_id` for a guarded
+// release's own writes); and one per guarded release event (`release.started` …
+// `release.cancelled`, the release in `after_data`). `flag_key` filters; `limit` (1 to
+// 500, default 50) and `offset` are clamped, never rejected.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17740,7 +19439,9 @@ func (c *ClientWithResponses) GetFlagWithResponse(ctx context.Context, envId Env
 // clears a nullable field or restores a field's default. The key is immutable (422). The
 // patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 // version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-// notification `flag.updated`.
+// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+// (`reason` `flag changed by <actor>`).
 //
 // When the environment requires approval the patch is validated against the current flag
 // and queued as a change request instead (202 with the change request, notification
@@ -17764,7 +19465,9 @@ func (c *ClientWithResponses) PatchFlagWithBodyWithResponse(ctx context.Context,
 // clears a nullable field or restores a field's default. The key is immutable (422). The
 // patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 // version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-// notification `flag.updated`.
+// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+// (`reason` `flag changed by <actor>`).
 //
 // When the environment requires approval the patch is validated against the current flag
 // and queued as a change request instead (202 with the change request, notification
@@ -17788,7 +19491,9 @@ func (c *ClientWithResponses) PatchFlagWithResponse(ctx context.Context, envId E
 // clears a nullable field or restores a field's default. The key is immutable (422). The
 // patched flag is validated as a whole: 422 with `details` field paths. Side effects:
 // version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-// notification `flag.updated`.
+// notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+// `variants` or `prerequisites` cancels the flag's running or paused guarded release
+// (`reason` `flag changed by <actor>`).
 //
 // When the environment requires approval the patch is validated against the current flag
 // and queued as a change request instead (202 with the change request, notification
@@ -17871,6 +19576,62 @@ func (c *ClientWithResponses) PromoteFlagWithResponse(ctx context.Context, envId
 		return nil, err
 	}
 	return ParsePromoteFlagResponse(rsp)
+}
+
+// CreateReleaseWithBodyWithResponse Start a guarded release of a boolean flag
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+// (version + 1, an audit entry `update` with `metadata.source` `release` and
+// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+// variants and prerequisites are untouched. The notification and audit entry
+// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+// `check_interval_seconds` to 60 (docs/releases.md).
+//
+// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+// archived flag, a flag that is not boolean, a flag that already has a running or paused
+// release, or an environment that requires approval: 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+func (c *ClientWithResponses) CreateReleaseWithBodyWithResponse(ctx context.Context, envId EnvId, key FlagKey, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error) {
+	rsp, err := c.CreateReleaseWithBody(ctx, envId, key, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReleaseResponse(rsp)
+}
+
+// CreateReleaseWithResponse Start a guarded release of a boolean flag
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+// `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+// (version + 1, an audit entry `update` with `metadata.source` `release` and
+// `metadata.release_id`, an UPSERT on the environment's streams, the notification
+// `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+// variants and prerequisites are untouched. The notification and audit entry
+// `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+// `check_interval_seconds` to 60 (docs/releases.md).
+//
+// Each invalid field answers 422 and is named in `details`, also a percentage that is not
+// greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+// archived flag, a flag that is not boolean, a flag that already has a running or paused
+// release, or an environment that requires approval: 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/flags/{key}/releases (the `CreateRelease` operationId).
+func (c *ClientWithResponses) CreateReleaseWithResponse(ctx context.Context, envId EnvId, key FlagKey, body CreateReleaseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReleaseResponse, error) {
+	rsp, err := c.CreateRelease(ctx, envId, key, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReleaseResponse(rsp)
 }
 
 // ListFlagScheduledChangesWithResponse List the scheduled changes of one flag
@@ -18252,6 +20013,137 @@ func (c *ClientWithResponses) TestIntegrationWithResponse(ctx context.Context, e
 		return nil, err
 	}
 	return ParseTestIntegrationResponse(rsp)
+}
+
+// ListReleasesWithResponse List guarded releases
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. Every release of the environment, ended ones included, newest first.
+// `status` and `flag_key` filter; omitted, every release is listed. An unknown `status`:
+// 422.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/environments/{env_id}/releases (the `ListReleases` operationId).
+func (c *ClientWithResponses) ListReleasesWithResponse(ctx context.Context, envId EnvId, params *ListReleasesParams, reqEditors ...RequestEditorFn) (*ListReleasesResponse, error) {
+	rsp, err := c.ListReleases(ctx, envId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReleasesResponse(rsp)
+}
+
+// GetReleaseWithResponse Get a guarded release
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The release with its latest check in `analysis` (null before the first).
+// An unknown id, or the id of another environment's release: 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/environments/{env_id}/releases/{id} (the `GetRelease` operationId).
+func (c *ClientWithResponses) GetReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*GetReleaseResponse, error) {
+	rsp, err := c.GetRelease(ctx, envId, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReleaseResponse(rsp)
+}
+
+// CancelReleaseWithResponse Cancel a release, leaving the flag as it is
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. A running or paused release is cancelled
+// (409 otherwise): it stops guarding and the flag keeps its current state. The status
+// becomes `cancelled`, `ended_at` the current time and `reason` `cancelled by <actor>`.
+// The notification and audit entry `release.cancelled` carry the release.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/cancel (the `CancelRelease` operationId).
+func (c *ClientWithResponses) CancelReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*CancelReleaseResponse, error) {
+	rsp, err := c.CancelRelease(ctx, envId, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelReleaseResponse(rsp)
+}
+
+// ListReleaseChecksWithResponse Every check of a guarded release
+//
+// Any project member (`viewer` and up), or a server SDK key of this environment; client
+// keys get 403. The `analysis` of every check the release has had, oldest first: the
+// history a chart draws. Empty before the first check. An unknown id, or the id of
+// another environment's release: 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/environments/{env_id}/releases/{id}/checks (the `ListReleaseChecks` operationId).
+func (c *ClientWithResponses) ListReleaseChecksWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*ListReleaseChecksResponse, error) {
+	rsp, err := c.ListReleaseChecks(ctx, envId, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReleaseChecksResponse(rsp)
+}
+
+// PauseReleaseWithResponse Pause a running release
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Only a running release pauses (409
+// otherwise). The flag keeps its percentage and the release keeps guarding: a metric that
+// regresses still rolls it back. `reason` becomes `paused by <actor>`; the notification
+// and audit entry `release.paused` carry the release.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/pause (the `PauseRelease` operationId).
+func (c *ClientWithResponses) PauseReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*PauseReleaseResponse, error) {
+	rsp, err := c.PauseRelease(ctx, envId, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseReleaseResponse(rsp)
+}
+
+// ResumeReleaseWithResponse Resume a paused release
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. Only a paused release resumes (409
+// otherwise). It continues its current stage from now: `stage_started_at` becomes the
+// current time and `reason` null. The notification and audit entry `release.resumed`
+// carry the release.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/resume (the `ResumeRelease` operationId).
+func (c *ClientWithResponses) ResumeReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*ResumeReleaseResponse, error) {
+	rsp, err := c.ResumeRelease(ctx, envId, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeReleaseResponse(rsp)
+}
+
+// RollbackReleaseWithResponse Roll a release back
+//
+// Editors and project admins, or a server SDK key of this environment; viewers,
+// `read_only` tokens and client keys get 403. A running or paused release rolls back (409
+// otherwise): the flag's `rollout_percentage` becomes 0 through the ordinary write path
+// (version + 1, an audit entry `update` with `metadata.source` `release`, an UPSERT, the
+// notification `flag.updated`), the status `rolled_back`, `ended_at` the current time and
+// `reason` `rolled back by <actor>`. The notification and audit entry
+// `release.rolled_back` carry the release.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/environments/{env_id}/releases/{id}/rollback (the `RollbackRelease` operationId).
+func (c *ClientWithResponses) RollbackReleaseWithResponse(ctx context.Context, envId EnvId, id UuidId, reqEditors ...RequestEditorFn) (*RollbackReleaseResponse, error) {
+	rsp, err := c.RollbackRelease(ctx, envId, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRollbackReleaseResponse(rsp)
 }
 
 // ListScheduledChangesWithResponse List the scheduled changes of an environment
@@ -20866,6 +22758,81 @@ func ParsePromoteFlagResponse(rsp *http.Response) (*PromoteFlagResponse, error) 
 	return response, nil
 }
 
+// ParseCreateReleaseResponse parses an HTTP response from a CreateReleaseWithResponse call
+func ParseCreateReleaseResponse(rsp *http.Response) (*CreateReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListFlagScheduledChangesResponse parses an HTTP response from a ListFlagScheduledChangesWithResponse call
 func ParseListFlagScheduledChangesResponse(rsp *http.Response) (*ListFlagScheduledChangesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -21625,6 +23592,370 @@ func ParseTestIntegrationResponse(rsp *http.Response) (*TestIntegrationResponse,
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListReleasesResponse parses an HTTP response from a ListReleasesWithResponse call
+func ParseListReleasesResponse(rsp *http.Response) (*ListReleasesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReleasesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetReleaseResponse parses an HTTP response from a GetReleaseWithResponse call
+func ParseGetReleaseResponse(rsp *http.Response) (*GetReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelReleaseResponse parses an HTTP response from a CancelReleaseWithResponse call
+func ParseCancelReleaseResponse(rsp *http.Response) (*CancelReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListReleaseChecksResponse parses an HTTP response from a ListReleaseChecksWithResponse call
+func ParseListReleaseChecksResponse(rsp *http.Response) (*ListReleaseChecksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReleaseChecksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []ReleaseAnalysis
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePauseReleaseResponse parses an HTTP response from a PauseReleaseWithResponse call
+func ParsePauseReleaseResponse(rsp *http.Response) (*PauseReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeReleaseResponse parses an HTTP response from a ResumeReleaseWithResponse call
+func ParseResumeReleaseResponse(rsp *http.Response) (*ResumeReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRollbackReleaseResponse parses an HTTP response from a RollbackReleaseWithResponse call
+func ParseRollbackReleaseResponse(rsp *http.Response) (*RollbackReleaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RollbackReleaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Release
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	}
 

@@ -22,19 +22,40 @@ import (
 
 // Defines values for AuditEntryAction.
 const (
-	Archive   AuditEntryAction = "archive"
-	Create    AuditEntryAction = "create"
-	Delete    AuditEntryAction = "delete"
-	Promote   AuditEntryAction = "promote"
-	Replace   AuditEntryAction = "replace"
-	Unarchive AuditEntryAction = "unarchive"
-	Update    AuditEntryAction = "update"
+	Archive                AuditEntryAction = "archive"
+	AuditReleaseAdvanced   AuditEntryAction = "release.advanced"
+	AuditReleaseCancelled  AuditEntryAction = "release.cancelled"
+	AuditReleaseCompleted  AuditEntryAction = "release.completed"
+	AuditReleasePaused     AuditEntryAction = "release.paused"
+	AuditReleaseResumed    AuditEntryAction = "release.resumed"
+	AuditReleaseRolledBack AuditEntryAction = "release.rolled_back"
+	AuditReleaseStarted    AuditEntryAction = "release.started"
+	Create                 AuditEntryAction = "create"
+	Delete                 AuditEntryAction = "delete"
+	Promote                AuditEntryAction = "promote"
+	Replace                AuditEntryAction = "replace"
+	Unarchive              AuditEntryAction = "unarchive"
+	Update                 AuditEntryAction = "update"
 )
 
 // Valid indicates whether the value is a known member of the AuditEntryAction enum.
 func (e AuditEntryAction) Valid() bool {
 	switch e {
 	case Archive:
+		return true
+	case AuditReleaseAdvanced:
+		return true
+	case AuditReleaseCancelled:
+		return true
+	case AuditReleaseCompleted:
+		return true
+	case AuditReleasePaused:
+		return true
+	case AuditReleaseResumed:
+		return true
+	case AuditReleaseRolledBack:
+		return true
+	case AuditReleaseStarted:
 		return true
 	case Create:
 		return true
@@ -197,6 +218,13 @@ const (
 	FlagDeleted           NotificationEvent = "flag.deleted"
 	FlagPromoted          NotificationEvent = "flag.promoted"
 	FlagUpdated           NotificationEvent = "flag.updated"
+	ReleaseAdvanced       NotificationEvent = "release.advanced"
+	ReleaseCancelled      NotificationEvent = "release.cancelled"
+	ReleaseCompleted      NotificationEvent = "release.completed"
+	ReleasePaused         NotificationEvent = "release.paused"
+	ReleaseResumed        NotificationEvent = "release.resumed"
+	ReleaseRolledBack     NotificationEvent = "release.rolled_back"
+	ReleaseStarted        NotificationEvent = "release.started"
 )
 
 // Valid indicates whether the value is a known member of the NotificationEvent enum.
@@ -215,6 +243,20 @@ func (e NotificationEvent) Valid() bool {
 	case FlagPromoted:
 		return true
 	case FlagUpdated:
+		return true
+	case ReleaseAdvanced:
+		return true
+	case ReleaseCancelled:
+		return true
+	case ReleaseCompleted:
+		return true
+	case ReleasePaused:
+		return true
+	case ReleaseResumed:
+		return true
+	case ReleaseRolledBack:
+		return true
+	case ReleaseStarted:
 		return true
 	default:
 		return false
@@ -290,6 +332,69 @@ func (e Operator) Valid() bool {
 	}
 }
 
+// Defines values for ReleaseBadDirection.
+const (
+	Decrease ReleaseBadDirection = "decrease"
+	Increase ReleaseBadDirection = "increase"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseBadDirection enum.
+func (e ReleaseBadDirection) Valid() bool {
+	switch e {
+	case Decrease:
+		return true
+	case Increase:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReleaseMetricKind.
+const (
+	Conversion ReleaseMetricKind = "conversion"
+	Mean       ReleaseMetricKind = "mean"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseMetricKind enum.
+func (e ReleaseMetricKind) Valid() bool {
+	switch e {
+	case Conversion:
+		return true
+	case Mean:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReleaseStatus.
+const (
+	ReleaseStatusCancelled  ReleaseStatus = "cancelled"
+	ReleaseStatusCompleted  ReleaseStatus = "completed"
+	ReleaseStatusPaused     ReleaseStatus = "paused"
+	ReleaseStatusRolledBack ReleaseStatus = "rolled_back"
+	ReleaseStatusRunning    ReleaseStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ReleaseStatus enum.
+func (e ReleaseStatus) Valid() bool {
+	switch e {
+	case ReleaseStatusCancelled:
+		return true
+	case ReleaseStatusCompleted:
+		return true
+	case ReleaseStatusPaused:
+		return true
+	case ReleaseStatusRolledBack:
+		return true
+	case ReleaseStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Role.
 const (
 	Admin  Role = "admin"
@@ -352,6 +457,7 @@ type AnyValue = interface{}
 
 // AuditEntry defines model for AuditEntry.
 type AuditEntry struct {
+	// Action A flag write, or a guarded release's event (`release.*`, whose `after_data` is the release).
 	Action AuditEntryAction `json:"action"`
 
 	// ActorEmail The acting user's email, or `sdk:<prefix>` for an SDK key.
@@ -365,7 +471,7 @@ type AuditEntry struct {
 	Metadata      nullable.Nullable[map[string]interface{}] `json:"metadata"`
 }
 
-// AuditEntryAction defines model for AuditEntry.Action.
+// AuditEntryAction A flag write, or a guarded release's event (`release.*`, whose `after_data` is the release).
 type AuditEntryAction string
 
 // ChangeRequest defines model for ChangeRequest.
@@ -449,6 +555,24 @@ type Condition struct {
 	// docs/reference/evaluation.md, Operators, and docs/targeting.md.
 	Operator Operator `json:"operator"`
 	Values   []string `json:"values"`
+}
+
+// CreateReleaseRequest defines model for CreateReleaseRequest.
+type CreateReleaseRequest struct {
+	// Alpha The error rate of the sequential intervals; default 0.05.
+	Alpha *float64 `json:"alpha,omitempty"`
+
+	// CheckIntervalSeconds Seconds between two checks; default 60. A check also runs at each stage's end.
+	CheckIntervalSeconds *int `json:"check_interval_seconds,omitempty"`
+
+	// Metrics 1 to 5 metrics, each `event_key` at most once.
+	Metrics []ReleaseMetric `json:"metrics"`
+
+	// MinUsers Users each arm needs before a metric can count as regressed, and users the sample-ratio check needs; default 100.
+	MinUsers *int64 `json:"min_users,omitempty"`
+
+	// Stages 1 to 10 stages, their percentages strictly increasing.
+	Stages []ReleaseStage `json:"stages"`
 }
 
 // CurrentUser defines model for CurrentUser.
@@ -808,7 +932,7 @@ type MemberRoleInput struct {
 	Role Role `json:"role"`
 }
 
-// NotificationEvent defines model for NotificationEvent.
+// NotificationEvent `flag.created`, `flag.updated`, `flag.deleted` and `flag.promoted` carry the flag; `change_request.*` the change request; `release.*` the guarded release (`Release`): started, moved to its next stage (`advanced`), paused, resumed, rolled back (by a person or by a regressed metric), completed after its last stage, or cancelled.
 type NotificationEvent string
 
 // Operator The text operators (equals, not_equals, contains, starts_with, ends_with), the numeric
@@ -857,6 +981,151 @@ type PromoteInput struct {
 type RejectInput struct {
 	Reason nullable.Nullable[string] `json:"reason,omitempty"`
 }
+
+// Release A guarded release: a boolean flag ramped through stages of rollout percentage while its guardrail metrics are compared between the users who got the change (treatment) and those who did not (control) (docs/releases.md).
+type Release struct {
+	Alpha float64 `json:"alpha"`
+
+	// Analysis The latest check; null before the first.
+	Analysis             nullable.Nullable[ReleaseAnalysis] `json:"analysis"`
+	CheckIntervalSeconds int                                `json:"check_interval_seconds"`
+	CreatedAt            time.Time                          `json:"created_at"`
+
+	// CreatedBy The user who started the release; null when a server SDK key did.
+	CreatedBy nullable.Nullable[int64] `json:"created_by"`
+
+	// EndedAt When the release completed, rolled back or was cancelled; null while running or paused.
+	EndedAt       nullable.Nullable[time.Time] `json:"ended_at"`
+	EnvironmentId openapi_types.UUID           `json:"environment_id"`
+	FlagKey       string                       `json:"flag_key"`
+	Id            openapi_types.UUID           `json:"id"`
+	Metrics       []ReleaseMetric              `json:"metrics"`
+	MinUsers      int64                        `json:"min_users"`
+
+	// PreviousRolloutPercentage The flag's rollout percentage before the release; null when it had none (everyone).
+	PreviousRolloutPercentage nullable.Nullable[int] `json:"previous_rollout_percentage"`
+
+	// Reason Why the release was paused, rolled back or cancelled; null otherwise.
+	Reason nullable.Nullable[string] `json:"reason"`
+
+	// StageIndex The 0-based index of the stage served now, or last served.
+	StageIndex int `json:"stage_index"`
+
+	// StageStartedAt When the current stage started, or last resumed.
+	StageStartedAt time.Time      `json:"stage_started_at"`
+	Stages         []ReleaseStage `json:"stages"`
+	StartedAt      time.Time      `json:"started_at"`
+
+	// Status `running` and `paused` releases are guarded; `completed`, `rolled_back` and `cancelled` ones have ended.
+	Status    ReleaseStatus `json:"status"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+// ReleaseAnalysis One check of a release.
+type ReleaseAnalysis struct {
+	CheckedAt time.Time `json:"checked_at"`
+
+	// ControlUsers Users whose first exposure since the start did not serve the change.
+	ControlUsers int64                   `json:"control_users"`
+	Metrics      []ReleaseMetricAnalysis `json:"metrics"`
+
+	// Percentage The stage's rollout percentage.
+	Percentage int `json:"percentage"`
+
+	// Srm The sample-ratio check of the current stage; null when the flag has rules or prerequisites, or at 100 percent.
+	Srm        nullable.Nullable[ReleaseSampleRatio] `json:"srm"`
+	StageIndex int                                   `json:"stage_index"`
+
+	// TreatmentUsers Users whose first exposure since the start served the change.
+	TreatmentUsers int64 `json:"treatment_users"`
+}
+
+// ReleaseArmSummary One arm of one metric in a check.
+type ReleaseArmSummary struct {
+	// Mean The mean of the users' values.
+	Mean  float64 `json:"mean"`
+	Users int64   `json:"users"`
+
+	// Variance The variance of the users' values.
+	Variance float64 `json:"variance"`
+}
+
+// ReleaseBadDirection Which way the metric moving is bad.
+type ReleaseBadDirection string
+
+// ReleaseMetric One guardrail metric.
+type ReleaseMetric struct {
+	// BadDirection Which way the metric moving is bad.
+	BadDirection ReleaseBadDirection `json:"bad_direction"`
+
+	// EventKey ASCII letters, digits, underscore and hyphen; at most 100 characters.
+	EventKey Key `json:"event_key"`
+
+	// Kind How a user's value is made of their goal events at or after their first exposure: `conversion` is 1 when there is at least one, else 0; `mean` is the sum of their values, an event without a value counting 1.
+	Kind ReleaseMetricKind `json:"kind"`
+
+	// Tolerance How much worse the treatment may be, as a relative difference (0.02 = 2 %), before the release rolls back.
+	Tolerance float64 `json:"tolerance"`
+}
+
+// ReleaseMetricAnalysis One metric in a check; numbers that are not defined are null.
+type ReleaseMetricAnalysis struct {
+	// BadDirection Which way the metric moving is bad.
+	BadDirection ReleaseBadDirection `json:"bad_direction"`
+
+	// CiLower The lower end of the always-valid confidence interval of `lift`.
+	CiLower nullable.Nullable[float64] `json:"ci_lower"`
+
+	// CiUpper The upper end of the always-valid confidence interval of `lift`.
+	CiUpper nullable.Nullable[float64] `json:"ci_upper"`
+
+	// Control One arm of one metric in a check.
+	Control  ReleaseArmSummary `json:"control"`
+	EventKey string            `json:"event_key"`
+
+	// Kind How a user's value is made of their goal events at or after their first exposure: `conversion` is 1 when there is at least one, else 0; `mean` is the sum of their values, an event without a value counting 1.
+	Kind ReleaseMetricKind `json:"kind"`
+
+	// Lift Treatment mean over control mean, minus 1; null when the control mean is 0 or either arm has fewer than 2 users.
+	Lift nullable.Nullable[float64] `json:"lift"`
+
+	// PValue The always-valid p-value of `lift`.
+	PValue nullable.Nullable[float64] `json:"p_value"`
+
+	// Regressed Both arms have at least `min_users` users and the interval lies beyond the tolerance in the bad direction; the release rolls back.
+	Regressed bool    `json:"regressed"`
+	Tolerance float64 `json:"tolerance"`
+
+	// Treatment One arm of one metric in a check.
+	Treatment ReleaseArmSummary `json:"treatment"`
+}
+
+// ReleaseMetricKind How a user's value is made of their goal events at or after their first exposure: `conversion` is 1 when there is at least one, else 0; `mean` is the sum of their values, an event without a value counting 1.
+type ReleaseMetricKind string
+
+// ReleaseSampleRatio A chi-squared test of the users first exposed in the current stage against the stage's percentage.
+type ReleaseSampleRatio struct {
+	// ExpectedShare The stage's percentage over 100.
+	ExpectedShare float64 `json:"expected_share"`
+
+	// Mismatch At least `min_users` users and a p-value below 0.001; a running release pauses.
+	Mismatch       bool    `json:"mismatch"`
+	PValue         float64 `json:"p_value"`
+	TreatmentUsers int64   `json:"treatment_users"`
+	Users          int64   `json:"users"`
+}
+
+// ReleaseStage One step of the ramp.
+type ReleaseStage struct {
+	// DurationSeconds How long the stage lasts before the next one starts (at most 30 days).
+	DurationSeconds int64 `json:"duration_seconds"`
+
+	// Percentage The flag's rollout percentage during the stage; greater than the stage before.
+	Percentage int `json:"percentage"`
+}
+
+// ReleaseStatus `running` and `paused` releases are guarded; `completed`, `rolled_back` and `cancelled` ones have ended.
+type ReleaseStatus string
 
 // RequireApprovalInput defines model for RequireApprovalInput.
 type RequireApprovalInput struct {
@@ -1222,6 +1491,14 @@ type GetExposureParams struct {
 	Days *int32 `form:"days,omitempty" json:"days,omitempty"`
 }
 
+// ListReleasesParams defines parameters for ListReleases.
+type ListReleasesParams struct {
+	Status *ReleaseStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// FlagKey Only the releases of this flag.
+	FlagKey *string `form:"flag_key,omitempty" json:"flag_key,omitempty"`
+}
+
 // DiffFlagsParams defines parameters for DiffFlags.
 type DiffFlagsParams struct {
 	From openapi_types.UUID `form:"from" json:"from"`
@@ -1257,6 +1534,9 @@ type PatchFlagApplicationMergePatchPlusJSONRequestBody = FlagPatch
 
 // PromoteFlagJSONRequestBody defines body for PromoteFlag for application/json ContentType.
 type PromoteFlagJSONRequestBody = PromoteInput
+
+// CreateReleaseJSONRequestBody defines body for CreateRelease for application/json ContentType.
+type CreateReleaseJSONRequestBody = CreateReleaseRequest
 
 // CreateScheduledChangeJSONRequestBody defines body for CreateScheduledChange for application/json ContentType.
 type CreateScheduledChangeJSONRequestBody = ScheduledChangeInput
@@ -1398,6 +1678,9 @@ type ServerInterface interface {
 	// PromoteFlag Copy a flag's configuration into another environment
 	// (POST /api/environments/{env_id}/flags/{key}/promote)
 	PromoteFlag(w http.ResponseWriter, r *http.Request, envId EnvId, key FlagKey)
+	// CreateRelease Start a guarded release of a boolean flag
+	// (POST /api/environments/{env_id}/flags/{key}/releases)
+	CreateRelease(w http.ResponseWriter, r *http.Request, envId EnvId, key FlagKey)
 	// ListFlagScheduledChanges List the scheduled changes of one flag
 	// (GET /api/environments/{env_id}/flags/{key}/scheduled-changes)
 	ListFlagScheduledChanges(w http.ResponseWriter, r *http.Request, envId EnvId, key FlagKey)
@@ -1440,6 +1723,27 @@ type ServerInterface interface {
 	// TestIntegration Send the sample event `test` through the real delivery path (project admin)
 	// (POST /api/environments/{env_id}/integrations/{id}/test)
 	TestIntegration(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId)
+	// ListReleases List guarded releases
+	// (GET /api/environments/{env_id}/releases)
+	ListReleases(w http.ResponseWriter, r *http.Request, envId EnvId, params ListReleasesParams)
+	// GetRelease Get a guarded release
+	// (GET /api/environments/{env_id}/releases/{id})
+	GetRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId)
+	// CancelRelease Cancel a release, leaving the flag as it is
+	// (POST /api/environments/{env_id}/releases/{id}/cancel)
+	CancelRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId)
+	// ListReleaseChecks Every check of a guarded release
+	// (GET /api/environments/{env_id}/releases/{id}/checks)
+	ListReleaseChecks(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId)
+	// PauseRelease Pause a running release
+	// (POST /api/environments/{env_id}/releases/{id}/pause)
+	PauseRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId)
+	// ResumeRelease Resume a paused release
+	// (POST /api/environments/{env_id}/releases/{id}/resume)
+	ResumeRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId)
+	// RollbackRelease Roll a release back
+	// (POST /api/environments/{env_id}/releases/{id}/rollback)
+	RollbackRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId)
 	// ListScheduledChanges List the scheduled changes of an environment
 	// (GET /api/environments/{env_id}/scheduled-changes)
 	ListScheduledChanges(w http.ResponseWriter, r *http.Request, envId EnvId)
@@ -2360,6 +2664,41 @@ func (siw *ServerInterfaceWrapper) PromoteFlag(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// CreateRelease operation middleware
+func (siw *ServerInterfaceWrapper) CreateRelease(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "key" -------------
+	var key FlagKey
+
+	err = runtime.BindStyledParameterWithOptions("simple", "key", mux.Vars(r)["key"], &key, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRelease(w, r, envId, key)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListFlagScheduledChanges operation middleware
 func (siw *ServerInterfaceWrapper) ListFlagScheduledChanges(w http.ResponseWriter, r *http.Request) {
 
@@ -2888,6 +3227,271 @@ func (siw *ServerInterfaceWrapper) TestIntegration(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.TestIntegration(w, r, envId, id)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListReleases operation middleware
+func (siw *ServerInterfaceWrapper) ListReleases(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListReleasesParams
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "flag_key" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "flag_key", r.URL.Query(), &params.FlagKey, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "flag_key"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "flag_key", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListReleases(w, r, envId, params)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRelease operation middleware
+func (siw *ServerInterfaceWrapper) GetRelease(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id UuidId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", mux.Vars(r)["id"], &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRelease(w, r, envId, id)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelRelease operation middleware
+func (siw *ServerInterfaceWrapper) CancelRelease(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id UuidId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", mux.Vars(r)["id"], &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelRelease(w, r, envId, id)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListReleaseChecks operation middleware
+func (siw *ServerInterfaceWrapper) ListReleaseChecks(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id UuidId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", mux.Vars(r)["id"], &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListReleaseChecks(w, r, envId, id)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PauseRelease operation middleware
+func (siw *ServerInterfaceWrapper) PauseRelease(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id UuidId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", mux.Vars(r)["id"], &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PauseRelease(w, r, envId, id)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeRelease operation middleware
+func (siw *ServerInterfaceWrapper) ResumeRelease(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id UuidId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", mux.Vars(r)["id"], &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeRelease(w, r, envId, id)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RollbackRelease operation middleware
+func (siw *ServerInterfaceWrapper) RollbackRelease(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "env_id" -------------
+	var envId EnvId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "env_id", mux.Vars(r)["env_id"], &envId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "env_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "id" -------------
+	var id UuidId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", mux.Vars(r)["id"], &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RollbackRelease(w, r, envId, id)
 	}))
 
 	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
@@ -4124,6 +4728,22 @@ func HandlerWithOptions(si ServerInterface, options GorillaServerOptions) http.H
 	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/scheduled-changes", wrapper.ListScheduledChanges).Methods(http.MethodGet)
 
 	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/scheduled-changes/{id}", wrapper.DeleteScheduledChange).Methods(http.MethodDelete)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/flags/{key}/releases", wrapper.CreateRelease).Methods(http.MethodPost)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/releases", wrapper.ListReleases).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/releases/{id}", wrapper.GetRelease).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/releases/{id}/checks", wrapper.ListReleaseChecks).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/releases/{id}/pause", wrapper.PauseRelease).Methods(http.MethodPost)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/releases/{id}/resume", wrapper.ResumeRelease).Methods(http.MethodPost)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/releases/{id}/rollback", wrapper.RollbackRelease).Methods(http.MethodPost)
+
+	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/releases/{id}/cancel", wrapper.CancelRelease).Methods(http.MethodPost)
 
 	r.HandleFunc(options.BaseURL+"/api/environments/{env_id}/segments", wrapper.ListSegments).Methods(http.MethodGet)
 
@@ -6338,6 +6958,128 @@ func (response PromoteFlag422JSONResponse) VisitPromoteFlagResponse(w http.Respo
 	return err
 }
 
+type CreateReleaseRequestObject struct {
+	EnvId EnvId   `json:"env_id"`
+	Key   FlagKey `json:"key"`
+	Body  *CreateReleaseJSONRequestBody
+}
+
+type CreateReleaseResponseObject interface {
+	VisitCreateReleaseResponse(w http.ResponseWriter) error
+}
+
+type CreateRelease201JSONResponse Release
+
+func (response CreateRelease201JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRelease400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateRelease400JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRelease401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateRelease401JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRelease403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateRelease403JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRelease404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateRelease404JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRelease409JSONResponse Error
+
+func (response CreateRelease409JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRelease413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateRelease413JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRelease422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response CreateRelease422JSONResponse) VisitCreateReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListFlagScheduledChangesRequestObject struct {
 	EnvId EnvId   `json:"env_id"`
 	Key   FlagKey `json:"key"`
@@ -7464,6 +8206,531 @@ func (response TestIntegration404JSONResponse) VisitTestIntegrationResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleasesRequestObject struct {
+	EnvId  EnvId `json:"env_id"`
+	Params ListReleasesParams
+}
+
+type ListReleasesResponseObject interface {
+	VisitListReleasesResponse(w http.ResponseWriter) error
+}
+
+type ListReleases200JSONResponse []Release
+
+func (response ListReleases200JSONResponse) VisitListReleasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleases401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListReleases401JSONResponse) VisitListReleasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleases403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListReleases403JSONResponse) VisitListReleasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleases404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListReleases404JSONResponse) VisitListReleasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleases422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response ListReleases422JSONResponse) VisitListReleasesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReleaseRequestObject struct {
+	EnvId EnvId  `json:"env_id"`
+	Id    UuidId `json:"id"`
+}
+
+type GetReleaseResponseObject interface {
+	VisitGetReleaseResponse(w http.ResponseWriter) error
+}
+
+type GetRelease200JSONResponse Release
+
+func (response GetRelease200JSONResponse) VisitGetReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRelease401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetRelease401JSONResponse) VisitGetReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRelease403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetRelease403JSONResponse) VisitGetReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRelease404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetRelease404JSONResponse) VisitGetReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelReleaseRequestObject struct {
+	EnvId EnvId  `json:"env_id"`
+	Id    UuidId `json:"id"`
+}
+
+type CancelReleaseResponseObject interface {
+	VisitCancelReleaseResponse(w http.ResponseWriter) error
+}
+
+type CancelRelease200JSONResponse Release
+
+func (response CancelRelease200JSONResponse) VisitCancelReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRelease401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelRelease401JSONResponse) VisitCancelReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRelease403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CancelRelease403JSONResponse) VisitCancelReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRelease404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelRelease404JSONResponse) VisitCancelReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRelease409JSONResponse Error
+
+func (response CancelRelease409JSONResponse) VisitCancelReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleaseChecksRequestObject struct {
+	EnvId EnvId  `json:"env_id"`
+	Id    UuidId `json:"id"`
+}
+
+type ListReleaseChecksResponseObject interface {
+	VisitListReleaseChecksResponse(w http.ResponseWriter) error
+}
+
+type ListReleaseChecks200JSONResponse []ReleaseAnalysis
+
+func (response ListReleaseChecks200JSONResponse) VisitListReleaseChecksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleaseChecks401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListReleaseChecks401JSONResponse) VisitListReleaseChecksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleaseChecks403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListReleaseChecks403JSONResponse) VisitListReleaseChecksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReleaseChecks404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListReleaseChecks404JSONResponse) VisitListReleaseChecksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseReleaseRequestObject struct {
+	EnvId EnvId  `json:"env_id"`
+	Id    UuidId `json:"id"`
+}
+
+type PauseReleaseResponseObject interface {
+	VisitPauseReleaseResponse(w http.ResponseWriter) error
+}
+
+type PauseRelease200JSONResponse Release
+
+func (response PauseRelease200JSONResponse) VisitPauseReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseRelease401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PauseRelease401JSONResponse) VisitPauseReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseRelease403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PauseRelease403JSONResponse) VisitPauseReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseRelease404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PauseRelease404JSONResponse) VisitPauseReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseRelease409JSONResponse Error
+
+func (response PauseRelease409JSONResponse) VisitPauseReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeReleaseRequestObject struct {
+	EnvId EnvId  `json:"env_id"`
+	Id    UuidId `json:"id"`
+}
+
+type ResumeReleaseResponseObject interface {
+	VisitResumeReleaseResponse(w http.ResponseWriter) error
+}
+
+type ResumeRelease200JSONResponse Release
+
+func (response ResumeRelease200JSONResponse) VisitResumeReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeRelease401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeRelease401JSONResponse) VisitResumeReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeRelease403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ResumeRelease403JSONResponse) VisitResumeReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeRelease404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeRelease404JSONResponse) VisitResumeReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeRelease409JSONResponse Error
+
+func (response ResumeRelease409JSONResponse) VisitResumeReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RollbackReleaseRequestObject struct {
+	EnvId EnvId  `json:"env_id"`
+	Id    UuidId `json:"id"`
+}
+
+type RollbackReleaseResponseObject interface {
+	VisitRollbackReleaseResponse(w http.ResponseWriter) error
+}
+
+type RollbackRelease200JSONResponse Release
+
+func (response RollbackRelease200JSONResponse) VisitRollbackReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RollbackRelease401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RollbackRelease401JSONResponse) VisitRollbackReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RollbackRelease403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RollbackRelease403JSONResponse) VisitRollbackReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RollbackRelease404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RollbackRelease404JSONResponse) VisitRollbackReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RollbackRelease409JSONResponse Error
+
+func (response RollbackRelease409JSONResponse) VisitRollbackReleaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -10614,6 +11881,9 @@ type StrictServerInterface interface {
 	// PromoteFlag Copy a flag's configuration into another environment
 	// (POST /api/environments/{env_id}/flags/{key}/promote)
 	PromoteFlag(ctx context.Context, request PromoteFlagRequestObject) (PromoteFlagResponseObject, error)
+	// CreateRelease Start a guarded release of a boolean flag
+	// (POST /api/environments/{env_id}/flags/{key}/releases)
+	CreateRelease(ctx context.Context, request CreateReleaseRequestObject) (CreateReleaseResponseObject, error)
 	// ListFlagScheduledChanges List the scheduled changes of one flag
 	// (GET /api/environments/{env_id}/flags/{key}/scheduled-changes)
 	ListFlagScheduledChanges(ctx context.Context, request ListFlagScheduledChangesRequestObject) (ListFlagScheduledChangesResponseObject, error)
@@ -10656,6 +11926,27 @@ type StrictServerInterface interface {
 	// TestIntegration Send the sample event `test` through the real delivery path (project admin)
 	// (POST /api/environments/{env_id}/integrations/{id}/test)
 	TestIntegration(ctx context.Context, request TestIntegrationRequestObject) (TestIntegrationResponseObject, error)
+	// ListReleases List guarded releases
+	// (GET /api/environments/{env_id}/releases)
+	ListReleases(ctx context.Context, request ListReleasesRequestObject) (ListReleasesResponseObject, error)
+	// GetRelease Get a guarded release
+	// (GET /api/environments/{env_id}/releases/{id})
+	GetRelease(ctx context.Context, request GetReleaseRequestObject) (GetReleaseResponseObject, error)
+	// CancelRelease Cancel a release, leaving the flag as it is
+	// (POST /api/environments/{env_id}/releases/{id}/cancel)
+	CancelRelease(ctx context.Context, request CancelReleaseRequestObject) (CancelReleaseResponseObject, error)
+	// ListReleaseChecks Every check of a guarded release
+	// (GET /api/environments/{env_id}/releases/{id}/checks)
+	ListReleaseChecks(ctx context.Context, request ListReleaseChecksRequestObject) (ListReleaseChecksResponseObject, error)
+	// PauseRelease Pause a running release
+	// (POST /api/environments/{env_id}/releases/{id}/pause)
+	PauseRelease(ctx context.Context, request PauseReleaseRequestObject) (PauseReleaseResponseObject, error)
+	// ResumeRelease Resume a paused release
+	// (POST /api/environments/{env_id}/releases/{id}/resume)
+	ResumeRelease(ctx context.Context, request ResumeReleaseRequestObject) (ResumeReleaseResponseObject, error)
+	// RollbackRelease Roll a release back
+	// (POST /api/environments/{env_id}/releases/{id}/rollback)
+	RollbackRelease(ctx context.Context, request RollbackReleaseRequestObject) (RollbackReleaseResponseObject, error)
 	// ListScheduledChanges List the scheduled changes of an environment
 	// (GET /api/environments/{env_id}/scheduled-changes)
 	ListScheduledChanges(ctx context.Context, request ListScheduledChangesRequestObject) (ListScheduledChangesResponseObject, error)
@@ -11568,6 +12859,40 @@ func (sh *strictHandler) PromoteFlag(w http.ResponseWriter, r *http.Request, env
 	}
 }
 
+// CreateRelease operation middleware
+func (sh *strictHandler) CreateRelease(w http.ResponseWriter, r *http.Request, envId EnvId, key FlagKey) {
+	var request CreateReleaseRequestObject
+
+	request.EnvId = envId
+	request.Key = key
+
+	var body CreateReleaseJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRelease(ctx, request.(CreateReleaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRelease")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateReleaseResponseObject); ok {
+		if err := validResponse.VisitCreateReleaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListFlagScheduledChanges operation middleware
 func (sh *strictHandler) ListFlagScheduledChanges(w http.ResponseWriter, r *http.Request, envId EnvId, key FlagKey) {
 	var request ListFlagScheduledChangesRequestObject
@@ -11969,6 +13294,195 @@ func (sh *strictHandler) TestIntegration(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(TestIntegrationResponseObject); ok {
 		if err := validResponse.VisitTestIntegrationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListReleases operation middleware
+func (sh *strictHandler) ListReleases(w http.ResponseWriter, r *http.Request, envId EnvId, params ListReleasesParams) {
+	var request ListReleasesRequestObject
+
+	request.EnvId = envId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListReleases(ctx, request.(ListReleasesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListReleases")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListReleasesResponseObject); ok {
+		if err := validResponse.VisitListReleasesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRelease operation middleware
+func (sh *strictHandler) GetRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId) {
+	var request GetReleaseRequestObject
+
+	request.EnvId = envId
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRelease(ctx, request.(GetReleaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRelease")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetReleaseResponseObject); ok {
+		if err := validResponse.VisitGetReleaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CancelRelease operation middleware
+func (sh *strictHandler) CancelRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId) {
+	var request CancelReleaseRequestObject
+
+	request.EnvId = envId
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelRelease(ctx, request.(CancelReleaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelRelease")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelReleaseResponseObject); ok {
+		if err := validResponse.VisitCancelReleaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListReleaseChecks operation middleware
+func (sh *strictHandler) ListReleaseChecks(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId) {
+	var request ListReleaseChecksRequestObject
+
+	request.EnvId = envId
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListReleaseChecks(ctx, request.(ListReleaseChecksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListReleaseChecks")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListReleaseChecksResponseObject); ok {
+		if err := validResponse.VisitListReleaseChecksResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PauseRelease operation middleware
+func (sh *strictHandler) PauseRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId) {
+	var request PauseReleaseRequestObject
+
+	request.EnvId = envId
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseRelease(ctx, request.(PauseReleaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseRelease")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PauseReleaseResponseObject); ok {
+		if err := validResponse.VisitPauseReleaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeRelease operation middleware
+func (sh *strictHandler) ResumeRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId) {
+	var request ResumeReleaseRequestObject
+
+	request.EnvId = envId
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeRelease(ctx, request.(ResumeReleaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeRelease")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeReleaseResponseObject); ok {
+		if err := validResponse.VisitResumeReleaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RollbackRelease operation middleware
+func (sh *strictHandler) RollbackRelease(w http.ResponseWriter, r *http.Request, envId EnvId, id UuidId) {
+	var request RollbackReleaseRequestObject
+
+	request.EnvId = envId
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RollbackRelease(ctx, request.(RollbackReleaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RollbackRelease")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RollbackReleaseResponseObject); ok {
+		if err := validResponse.VisitRollbackReleaseResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

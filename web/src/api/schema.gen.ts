@@ -587,7 +587,9 @@ export interface paths {
          *     clears a nullable field or restores a field's default. The key is immutable (422). The
          *     patched flag is validated as a whole: 422 with `details` field paths. Side effects:
          *     version + 1, an audit entry (`update`), an UPSERT on the environment's streams, the
-         *     notification `flag.updated`.
+         *     notification `flag.updated`. A change of `rollout_percentage`, `is_enabled`, `rules`,
+         *     `variants` or `prerequisites` cancels the flag's running or paused guarded release
+         *     (`reason` `flag changed by <actor>`).
          *
          *     When the environment requires approval the patch is validated against the current flag
          *     and queued as a change request instead (202 with the change request, notification
@@ -767,6 +769,229 @@ export interface paths {
          *     already executed, or an unknown id, answers 404.
          */
         delete: operations["deleteScheduledChange"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/flags/{key}/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                /** @description A flag key. */
+                key: components["parameters"]["FlagKey"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a guarded release of a boolean flag
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. The release starts `running`: the flag's
+         *     `rollout_percentage` becomes `stages[0].percentage` through the ordinary write path
+         *     (version + 1, an audit entry `update` with `metadata.source` `release` and
+         *     `metadata.release_id`, an UPSERT on the environment's streams, the notification
+         *     `flag.updated`), and `previous_rollout_percentage` keeps the value it had. Rules,
+         *     variants and prerequisites are untouched. The notification and audit entry
+         *     `release.started` carry the release. `alpha` defaults to 0.05, `min_users` to 100 and
+         *     `check_interval_seconds` to 60 (docs/releases.md).
+         *
+         *     Each invalid field answers 422 and is named in `details`, also a percentage that is not
+         *     greater than the stage before and an `event_key` used twice. Unknown flag: 404. An
+         *     archived flag, a flag that is not boolean, a flag that already has a running or paused
+         *     release, or an environment that requires approval: 409.
+         */
+        post: operations["createRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List guarded releases
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. Every release of the environment, ended ones included, newest first.
+         *     `status` and `flag_key` filter; omitted, every release is listed. An unknown `status`:
+         *     422.
+         */
+        get: operations["listReleases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/releases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a guarded release
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. The release with its latest check in `analysis` (null before the first).
+         *     An unknown id, or the id of another environment's release: 404.
+         */
+        get: operations["getRelease"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/releases/{id}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Every check of a guarded release
+         * @description Any project member (`viewer` and up), or a server SDK key of this environment; client
+         *     keys get 403. The `analysis` of every check the release has had, oldest first: the
+         *     history a chart draws. Empty before the first check. An unknown id, or the id of
+         *     another environment's release: 404.
+         */
+        get: operations["listReleaseChecks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/releases/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a running release
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Only a running release pauses (409
+         *     otherwise). The flag keeps its percentage and the release keeps guarding: a metric that
+         *     regresses still rolls it back. `reason` becomes `paused by <actor>`; the notification
+         *     and audit entry `release.paused` carry the release.
+         */
+        post: operations["pauseRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/releases/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused release
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. Only a paused release resumes (409
+         *     otherwise). It continues its current stage from now: `stage_started_at` becomes the
+         *     current time and `reason` null. The notification and audit entry `release.resumed`
+         *     carry the release.
+         */
+        post: operations["resumeRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/releases/{id}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll a release back
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. A running or paused release rolls back (409
+         *     otherwise): the flag's `rollout_percentage` becomes 0 through the ordinary write path
+         *     (version + 1, an audit entry `update` with `metadata.source` `release`, an UPSERT, the
+         *     notification `flag.updated`), the status `rolled_back`, `ended_at` the current time and
+         *     `reason` `rolled back by <actor>`. The notification and audit entry
+         *     `release.rolled_back` carry the release.
+         */
+        post: operations["rollbackRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/releases/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a release, leaving the flag as it is
+         * @description Editors and project admins, or a server SDK key of this environment; viewers,
+         *     `read_only` tokens and client keys get 403. A running or paused release is cancelled
+         *     (409 otherwise): it stops guarding and the flag keeps its current state. The status
+         *     becomes `cancelled`, `ended_at` the current time and `reason` `cancelled by <actor>`.
+         *     The notification and audit entry `release.cancelled` carry the release.
+         */
+        post: operations["cancelRelease"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -966,8 +1191,10 @@ export interface paths {
          *     keys get 403. One entry per flag write (`create`, `replace`, `update`, `delete`,
          *     `promote`, `archive`, `unarchive`), newest first, with the actor (an email, or
          *     `sdk:<prefix>` for an SDK key), the flag before and after, and `metadata.source` (`api`,
-         *     `schedule`, `change_request`). `flag_key` filters; `limit` (1 to 500, default 50) and
-         *     `offset` are clamped, never rejected.
+         *     `schedule`, `change_request`, or `release` with `metadata.release_id` for a guarded
+         *     release's own writes); and one per guarded release event (`release.started` …
+         *     `release.cancelled`, the release in `after_data`). `flag_key` filters; `limit` (1 to
+         *     500, default 50) and `offset` are clamped, never rejected.
          */
         get: operations["listAudit"];
         put?: never;
@@ -2240,8 +2467,11 @@ export interface components {
             flag_key: string;
             /** @description The acting user's email, or `sdk:<prefix>` for an SDK key. */
             actor_email: string;
-            /** @enum {string} */
-            action: "create" | "replace" | "update" | "delete" | "promote" | "archive" | "unarchive";
+            /**
+             * @description A flag write, or a guarded release's event (`release.*`, whose `after_data` is the release).
+             * @enum {string}
+             */
+            action: "create" | "replace" | "update" | "delete" | "promote" | "archive" | "unarchive" | "release.started" | "release.advanced" | "release.paused" | "release.resumed" | "release.rolled_back" | "release.completed" | "release.cancelled";
             before_data: Record<string, never> | null;
             after_data: Record<string, never> | null;
             metadata: Record<string, never> | null;
@@ -2450,6 +2680,189 @@ export interface components {
              */
             sequential_p_value: number | null;
         };
+        /**
+         * @description `running` and `paused` releases are guarded; `completed`, `rolled_back` and `cancelled` ones have ended.
+         * @enum {string}
+         */
+        ReleaseStatus: "running" | "paused" | "completed" | "rolled_back" | "cancelled";
+        /**
+         * @description How a user's value is made of their goal events at or after their first exposure: `conversion` is 1 when there is at least one, else 0; `mean` is the sum of their values, an event without a value counting 1.
+         * @enum {string}
+         */
+        ReleaseMetricKind: "conversion" | "mean";
+        /**
+         * @description Which way the metric moving is bad.
+         * @enum {string}
+         */
+        ReleaseBadDirection: "increase" | "decrease";
+        /** @description One step of the ramp. */
+        ReleaseStage: {
+            /** @description The flag's rollout percentage during the stage; greater than the stage before. */
+            percentage: number;
+            /**
+             * Format: int64
+             * @description How long the stage lasts before the next one starts (at most 30 days).
+             */
+            duration_seconds: number;
+        };
+        /** @description One guardrail metric. */
+        ReleaseMetric: {
+            event_key: components["schemas"]["Key"];
+            kind: components["schemas"]["ReleaseMetricKind"];
+            bad_direction: components["schemas"]["ReleaseBadDirection"];
+            /**
+             * Format: double
+             * @description How much worse the treatment may be, as a relative difference (0.02 = 2 %), before the release rolls back.
+             */
+            tolerance: number;
+        };
+        CreateReleaseRequest: {
+            /** @description 1 to 10 stages, their percentages strictly increasing. */
+            stages: components["schemas"]["ReleaseStage"][];
+            /** @description 1 to 5 metrics, each `event_key` at most once. */
+            metrics: components["schemas"]["ReleaseMetric"][];
+            /**
+             * Format: double
+             * @description The error rate of the sequential intervals; default 0.05.
+             */
+            alpha?: number;
+            /**
+             * Format: int64
+             * @description Users each arm needs before a metric can count as regressed, and users the sample-ratio check needs; default 100.
+             */
+            min_users?: number;
+            /** @description Seconds between two checks; default 60. A check also runs at each stage's end. */
+            check_interval_seconds?: number;
+        };
+        /** @description A guarded release: a boolean flag ramped through stages of rollout percentage while its guardrail metrics are compared between the users who got the change (treatment) and those who did not (control) (docs/releases.md). */
+        Release: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            environment_id: string;
+            flag_key: string;
+            status: components["schemas"]["ReleaseStatus"];
+            stages: components["schemas"]["ReleaseStage"][];
+            /** @description The 0-based index of the stage served now, or last served. */
+            stage_index: number;
+            /**
+             * Format: date-time
+             * @description When the current stage started, or last resumed.
+             */
+            stage_started_at: string;
+            metrics: components["schemas"]["ReleaseMetric"][];
+            /** Format: double */
+            alpha: number;
+            /** Format: int64 */
+            min_users: number;
+            check_interval_seconds: number;
+            /** @description The flag's rollout percentage before the release; null when it had none (everyone). */
+            previous_rollout_percentage: number | null;
+            /** @description Why the release was paused, rolled back or cancelled; null otherwise. */
+            reason: string | null;
+            /**
+             * Format: int64
+             * @description The user who started the release; null when a server SDK key did.
+             */
+            created_by: number | null;
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description When the release completed, rolled back or was cancelled; null while running or paused.
+             */
+            ended_at: string | null;
+            /** @description The latest check; null before the first. */
+            analysis: components["schemas"]["ReleaseAnalysis"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description One check of a release. */
+        ReleaseAnalysis: {
+            /** Format: date-time */
+            checked_at: string;
+            stage_index: number;
+            /** @description The stage's rollout percentage. */
+            percentage: number;
+            /**
+             * Format: int64
+             * @description Users whose first exposure since the start served the change.
+             */
+            treatment_users: number;
+            /**
+             * Format: int64
+             * @description Users whose first exposure since the start did not serve the change.
+             */
+            control_users: number;
+            metrics: components["schemas"]["ReleaseMetricAnalysis"][];
+            /** @description The sample-ratio check of the current stage; null when the flag has rules or prerequisites, or at 100 percent. */
+            srm: components["schemas"]["ReleaseSampleRatio"] | null;
+        };
+        /** @description One metric in a check; numbers that are not defined are null. */
+        ReleaseMetricAnalysis: {
+            event_key: string;
+            kind: components["schemas"]["ReleaseMetricKind"];
+            bad_direction: components["schemas"]["ReleaseBadDirection"];
+            /** Format: double */
+            tolerance: number;
+            treatment: components["schemas"]["ReleaseArmSummary"];
+            control: components["schemas"]["ReleaseArmSummary"];
+            /**
+             * Format: double
+             * @description Treatment mean over control mean, minus 1; null when the control mean is 0 or either arm has fewer than 2 users.
+             */
+            lift: number | null;
+            /**
+             * Format: double
+             * @description The lower end of the always-valid confidence interval of `lift`.
+             */
+            ci_lower: number | null;
+            /**
+             * Format: double
+             * @description The upper end of the always-valid confidence interval of `lift`.
+             */
+            ci_upper: number | null;
+            /**
+             * Format: double
+             * @description The always-valid p-value of `lift`.
+             */
+            p_value: number | null;
+            /** @description Both arms have at least `min_users` users and the interval lies beyond the tolerance in the bad direction; the release rolls back. */
+            regressed: boolean;
+        };
+        /** @description One arm of one metric in a check. */
+        ReleaseArmSummary: {
+            /** Format: int64 */
+            users: number;
+            /**
+             * Format: double
+             * @description The mean of the users' values.
+             */
+            mean: number;
+            /**
+             * Format: double
+             * @description The variance of the users' values.
+             */
+            variance: number;
+        };
+        /** @description A chi-squared test of the users first exposed in the current stage against the stage's percentage. */
+        ReleaseSampleRatio: {
+            /** Format: int64 */
+            users: number;
+            /** Format: int64 */
+            treatment_users: number;
+            /**
+             * Format: double
+             * @description The stage's percentage over 100.
+             */
+            expected_share: number;
+            /** Format: double */
+            p_value: number;
+            /** @description At least `min_users` users and a p-value below 0.001; a running release pauses. */
+            mismatch: boolean;
+        };
         Webhook: {
             /** Format: uuid */
             id: string;
@@ -2490,8 +2903,11 @@ export interface components {
         };
         /** @enum {string} */
         ChatKind: "slack" | "teams";
-        /** @enum {string} */
-        NotificationEvent: "flag.created" | "flag.updated" | "flag.deleted" | "flag.promoted" | "change_request.opened" | "change_request.approved" | "change_request.rejected";
+        /**
+         * @description `flag.created`, `flag.updated`, `flag.deleted` and `flag.promoted` carry the flag; `change_request.*` the change request; `release.*` the guarded release (`Release`): started, moved to its next stage (`advanced`), paused, resumed, rolled back (by a person or by a regressed metric), completed after its last stage, or cancelled.
+         * @enum {string}
+         */
+        NotificationEvent: "flag.created" | "flag.updated" | "flag.deleted" | "flag.promoted" | "change_request.opened" | "change_request.approved" | "change_request.rejected" | "release.started" | "release.advanced" | "release.paused" | "release.resumed" | "release.rolled_back" | "release.completed" | "release.cancelled";
         ChatIntegration: {
             /** Format: uuid */
             id: string;
@@ -3730,6 +4146,271 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description No such change, or it was already executed. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                /** @description A flag key. */
+                key: components["parameters"]["FlagKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateReleaseRequest"];
+            };
+        };
+        responses: {
+            /** @description The new release, running. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The flag is archived, is not boolean or already has a running or paused release, or the environment requires approval. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    listReleases: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["ReleaseStatus"];
+                /** @description Only the releases of this flag. */
+                flag_key?: string;
+            };
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Releases, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    getRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    listReleaseChecks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The release's checks, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReleaseAnalysis"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    pauseRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The paused release. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The release is not running. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The running release. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The release is not paused. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rollbackRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rolled-back release. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The release has ended. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+                id: components["parameters"]["UuidId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled release. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The release has ended. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
