@@ -87,6 +87,14 @@ var contractRoutes = []route{
 	{"POST", "/api/environments/{env_id}/integrations/{id}/test"},
 	{"GET", "/api/environments/{env_id}/integrations/{id}/deliveries"},
 	{"GET", "/api/environments/{env_id}/audit"},
+	{"POST", "/api/environments/{env_id}/flags/{key}/releases"},
+	{"GET", "/api/environments/{env_id}/releases"},
+	{"GET", "/api/environments/{env_id}/releases/{id}"},
+	{"GET", "/api/environments/{env_id}/releases/{id}/checks"},
+	{"POST", "/api/environments/{env_id}/releases/{id}/pause"},
+	{"POST", "/api/environments/{env_id}/releases/{id}/resume"},
+	{"POST", "/api/environments/{env_id}/releases/{id}/rollback"},
+	{"POST", "/api/environments/{env_id}/releases/{id}/cancel"},
 	{"GET", "/api/tokens"},
 	{"POST", "/api/tokens"},
 	{"DELETE", "/api/tokens/{id}"},
@@ -125,7 +133,7 @@ func TestEveryContractRouteIsRouted(t *testing.T) {
 		path := concrete(r.path)
 		if strings.Contains(r.path, "{id}") {
 			id := "5"
-			if strings.Contains(r.path, "scheduled-changes") || strings.Contains(r.path, "webhooks") || strings.Contains(r.path, "integrations") {
+			if strings.Contains(r.path, "scheduled-changes") || strings.Contains(r.path, "webhooks") || strings.Contains(r.path, "integrations") || strings.Contains(r.path, "releases") {
 				id = someUUID
 			}
 			path = strings.Replace(concrete(strings.Replace(r.path, "{id}", "@", 1)), "@", id, 1)
