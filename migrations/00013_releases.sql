@@ -93,7 +93,45 @@ CREATE TABLE release_arm_metrics (
     PRIMARY KEY (release_id, treatment, metric)
 );
 
+-- The audit log records the release events, and chat integrations may
+-- select them (docs/releases.md, Events and audit).
+ALTER TABLE audit_entries DROP CONSTRAINT audit_entries_action_check;
+ALTER TABLE audit_entries ADD CONSTRAINT audit_entries_action_check CHECK (action IN (
+    'create', 'replace', 'update', 'delete', 'promote', 'archive', 'unarchive',
+    'release.started', 'release.advanced', 'release.paused', 'release.resumed',
+    'release.rolled_back', 'release.completed', 'release.cancelled'
+));
+
+ALTER TABLE chat_integrations DROP CONSTRAINT chat_integrations_events_check;
+ALTER TABLE chat_integrations ADD CONSTRAINT chat_integrations_events_check CHECK (events <@ ARRAY[
+    'flag.created', 'flag.updated', 'flag.deleted', 'flag.promoted',
+    'change_request.opened', 'change_request.approved', 'change_request.rejected',
+    'release.started', 'release.advanced', 'release.paused', 'release.resumed',
+    'release.rolled_back', 'release.completed', 'release.cancelled'
+]::text[]);
+
 -- +goose Down
+-- The release events go first: their audit entries, and their names from
+-- event selections (an integration left with none of its events is
+-- disabled rather than widened to every event).
+ALTER TABLE audit_entries DISABLE TRIGGER audit_entries_append_only;
+DELETE FROM audit_entries WHERE action LIKE 'release.%';
+ALTER TABLE audit_entries ENABLE TRIGGER audit_entries_append_only;
+UPDATE chat_integrations
+SET enabled = enabled AND EXISTS (SELECT 1 FROM unnest(events) e WHERE e NOT LIKE 'release.%'),
+    events = ARRAY(SELECT e FROM unnest(events) e WHERE e NOT LIKE 'release.%')
+WHERE EXISTS (SELECT 1 FROM unnest(events) e WHERE e LIKE 'release.%');
+
+ALTER TABLE audit_entries DROP CONSTRAINT audit_entries_action_check;
+ALTER TABLE audit_entries ADD CONSTRAINT audit_entries_action_check CHECK (action IN
+    ('create', 'replace', 'update', 'delete', 'promote', 'archive', 'unarchive'));
+
+ALTER TABLE chat_integrations DROP CONSTRAINT chat_integrations_events_check;
+ALTER TABLE chat_integrations ADD CONSTRAINT chat_integrations_events_check CHECK (events <@ ARRAY[
+    'flag.created', 'flag.updated', 'flag.deleted', 'flag.promoted',
+    'change_request.opened', 'change_request.approved', 'change_request.rejected'
+]::text[]);
+
 DROP TABLE release_arm_metrics;
 DROP TABLE release_user_metrics;
 DROP TABLE release_users;
