@@ -396,3 +396,64 @@ func TestEarlierExposureArrivingLateMovesTheUser(t *testing.T) {
 		t.Errorf("control_users %v, want 2", n)
 	}
 }
+
+// A check cut short by kill -9 leaves nothing behind, and the restarted
+// server runs it whole, once: the real binary's check is held mid-way (its
+// flag write waits for a lock the test holds), killed, and run again.
+func TestReleaseCheckSurvivesKill(t *testing.T) {
+	t.Parallel()
+	bin := buildServer(t)
+	ctl := apptest.Start(t, nil, app.WithoutScheduler())
+	_, token := ctl.User(t, "admin@example.com", "admin")
+	_, envs := ctl.DefaultProject(t)
+	fe := &flagEnv{s: ctl, token: token, envs: map[string]string{"production": envs["production"].String()}}
+	if status, body := fe.call(t, "POST", fe.flags("production"), map[string]any{"key": "checkout", "is_enabled": true}); status != 200 {
+		t.Fatalf("create flag = %d %v", status, body)
+	}
+	status, out := fe.call(t, "POST", fe.flags("production")+"/checkout/releases", map[string]any{
+		"stages":    []map[string]any{{"percentage": 10, "duration_seconds": 1}, {"percentage": 20, "duration_seconds": 3600}},
+		"metrics":   []map[string]any{{"event_key": "purchase", "kind": "conversion", "bad_direction": "decrease", "tolerance": 0.1}},
+		"min_users": 100, "check_interval_seconds": 3600,
+	})
+	if status != 201 {
+		t.Fatalf("start release = %d %v", status, out)
+	}
+	id := field(out, "id").(string)
+	ctx := t.Context()
+	hold, err := ctl.DB(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hold.Rollback(ctx) }()
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM flags WHERE environment_id = $1 AND key = 'checkout' FOR UPDATE`, fe.envs["production"]); err != nil {
+		t.Fatal(err)
+	}
+	first := startProcess(t, bin, ctl.DBURL)
+	waitFor(t, "the check to wait for the flag's lock", func() bool {
+		return fe.count(t, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted AND c.relname = 'flags'`) > 0 ||
+			fe.count(t, `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`) > 0
+	})
+	first.kill(t)
+	if err := hold.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := fe.count(t, `SELECT count(*) FROM release_checks WHERE release_id = $1`, id); n != 0 {
+		t.Fatalf("the killed check left %d checks behind", n)
+	}
+	if n := fe.count(t, `SELECT stage_index FROM releases WHERE id = $1`, id); n != 0 {
+		t.Fatalf("the killed check moved the release to stage %d", n)
+	}
+	startProcess(t, bin, ctl.DBURL)
+	waitFor(t, "the restarted server's check", func() bool {
+		return fe.count(t, `SELECT stage_index FROM releases WHERE id = $1`, id) == 1
+	})
+	if n := fe.count(t, `SELECT count(*) FROM release_checks WHERE release_id = $1`, id); n != 1 {
+		t.Errorf("%d checks, want 1", n)
+	}
+	if n := fe.count(t, `SELECT count(*) FROM audit_entries WHERE flag_key = 'checkout' AND action = 'update' AND metadata->>'release_id' = $1`, id); n != 2 {
+		t.Errorf("%d flag writes by the release, want 2 (the start and one advance)", n)
+	}
+	if n := fe.count(t, `SELECT version FROM flags WHERE environment_id = $1 AND key = 'checkout'`, fe.envs["production"]); n != 3 {
+		t.Errorf("flag version %d, want 3", n)
+	}
+}
