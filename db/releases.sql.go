@@ -15,15 +15,17 @@ import (
 
 const addReleaseUserMetrics = `-- name: AddReleaseUserMetrics :exec
 WITH ev AS (
-    SELECT ru.user_id, ru.treatment, m.metric::integer AS metric,
-           count(*)::bigint AS n, sum(coalesce(g.value, 1))::double precision AS s
-    FROM release_users ru
-    CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS m (event_key, metric)
-    JOIN goal_events g
-      ON g.environment_id = $3 AND g.event_key = m.event_key AND g.user_id = ru.user_id
-     AND g.occurred_at >= ru.exposed_at AND g.id <= $4
-    WHERE ru.release_id = $1 AND ru.user_id = ANY($5::text[])
-    GROUP BY ru.user_id, ru.treatment, m.metric
+    SELECT u.user_id, u.treatment, m.metric::integer AS metric, g.n, g.s
+    FROM (SELECT unnest($2::text[]) AS user_id, unnest($3::boolean[]) AS treatment,
+                 unnest($4::timestamptz[]) AS exposed_at) u
+    CROSS JOIN unnest($5::text[]) WITH ORDINALITY AS m (event_key, metric)
+    CROSS JOIN LATERAL (
+        SELECT count(*)::bigint AS n, sum(coalesce(g.value, 1))::double precision AS s
+        FROM goal_events g
+        WHERE g.environment_id = $6 AND g.event_key = m.event_key AND g.user_id = u.user_id
+          AND g.occurred_at >= u.exposed_at AND g.id <= $7
+    ) g
+    WHERE g.n > 0
 ), stored AS (
     INSERT INTO release_user_metrics (release_id, user_id, metric, events, total)
     SELECT $1, user_id, metric, n, s FROM ev
@@ -42,21 +44,31 @@ WHERE a.release_id = $1 AND a.treatment = d.treatment AND a.metric = d.metric
 
 type AddReleaseUserMetricsParams struct {
 	ReleaseID     uuid.UUID
+	UserIds       []string
+	Treatments    []bool
+	ExposedAts    []time.Time
 	EventKeys     []string
 	EnvironmentID uuid.UUID
 	ThroughID     int64
-	UserIds       []string
 }
 
-// Computes users' metric state from every goal event through through_id at
-// or after their first exposure, and adds it to their arms' sums.
+// Computes new users' metric state from every goal event through
+// through_id at or after their first exposure, and adds it to their arms'
+// sums. The users come with the arm and exposure just stored for them
+// (UpsertReleaseUsers; the arrays are zipped, one entry per user), and
+// each metric of each user is one probe of
+// goal_events_environment_id_event_key_idx (an aggregate in LATERAL is
+// never flattened into a join), so the cost follows the new users, not the
+// goal events stored.
 func (q *Queries) AddReleaseUserMetrics(ctx context.Context, arg AddReleaseUserMetricsParams) error {
 	_, err := q.db.Exec(ctx, addReleaseUserMetrics,
 		arg.ReleaseID,
+		arg.UserIds,
+		arg.Treatments,
+		arg.ExposedAts,
 		arg.EventKeys,
 		arg.EnvironmentID,
 		arg.ThroughID,
-		arg.UserIds,
 	)
 	return err
 }
@@ -137,7 +149,11 @@ WITH ev AS (
            count(*)::bigint AS n, sum(coalesce(g.value, 1))::double precision AS s
     FROM goal_events g
     JOIN unnest($2::text[]) WITH ORDINALITY AS m (event_key, metric) ON m.event_key = g.event_key
-    JOIN release_users ru ON ru.release_id = $1 AND ru.user_id = g.user_id
+    CROSS JOIN LATERAL (
+        SELECT ru.user_id, ru.treatment, ru.exposed_at FROM release_users ru
+        WHERE ru.release_id = $1 AND ru.user_id = g.user_id
+        LIMIT 1
+    ) ru
     WHERE g.id > $3 AND g.id <= $4 AND g.environment_id = $5
       AND g.occurred_at >= ru.exposed_at
     GROUP BY ru.user_id, ru.treatment, m.metric
@@ -145,8 +161,11 @@ WITH ev AS (
     SELECT ev.user_id, ev.treatment, ev.metric, ev.n, ev.s,
            coalesce(rum.events, 0)::bigint AS old_n, coalesce(rum.total, 0)::double precision AS old_s
     FROM ev
-    LEFT JOIN release_user_metrics rum
-      ON rum.release_id = $1 AND rum.user_id = ev.user_id AND rum.metric = ev.metric
+    LEFT JOIN LATERAL (
+        SELECT rum.events, rum.total FROM release_user_metrics rum
+        WHERE rum.release_id = $1 AND rum.user_id = ev.user_id AND rum.metric = ev.metric
+        LIMIT 1
+    ) rum ON true
 ), stored AS (
     INSERT INTO release_user_metrics (release_id, user_id, metric, events, total)
     SELECT $1, user_id, metric, old_n + n, old_s + s FROM prior
@@ -178,7 +197,11 @@ type FoldReleaseEventsParams struct {
 // Folds the goal events of (after_id, through_id] into the users the
 // release already knows: each metric's per-user count and total, and the
 // arms' running sums by the change of each user's value. An event counts
-// when it is at or after the user's first exposure.
+// when it is at or after the user's first exposure. Each event of a metric
+// looks its user up, and each (user, metric) its state, with one
+// primary-key probe (LIMIT keeps the planner from hash-joining the
+// release's users or metric rows whole), so the cost follows the events in
+// the range, not the release's size.
 func (q *Queries) FoldReleaseEvents(ctx context.Context, arg FoldReleaseEventsParams) error {
 	_, err := q.db.Exec(ctx, foldReleaseEvents,
 		arg.ReleaseID,
@@ -442,25 +465,33 @@ const listReleaseExposureChanges = `-- name: ListReleaseExposureChanges :many
 WITH firsts AS (
     SELECT DISTINCT ON (i.user_id) i.user_id, i.value = 'true' AS treatment, i.evaluated_at
     FROM impressions i
-    WHERE i.environment_id = $2 AND i.flag_key = $3
-      AND i.id > $4 AND i.id <= $5
-      AND i.user_id IS NOT NULL AND i.evaluated_at >= $6 AND i.value IN ('true', 'false')
+    WHERE i.environment_id = $1 AND i.flag_key = $2
+      AND i.id > $3 AND i.id <= $4
+      AND i.user_id IS NOT NULL AND i.evaluated_at >= $5 AND i.value IN ('true', 'false')
     ORDER BY i.user_id, i.evaluated_at, i.id
+), known AS (
+    SELECT ru.user_id, ru.treatment, ru.exposed_at
+    FROM firsts f
+    CROSS JOIN LATERAL (
+        SELECT ru.user_id, ru.treatment, ru.exposed_at FROM release_users ru
+        WHERE ru.release_id = $6 AND ru.user_id = f.user_id
+        LIMIT 1
+    ) ru
 )
 SELECT f.user_id::text AS user_id, f.treatment::boolean AS treatment, f.evaluated_at,
-       ru.treatment AS old_treatment, ru.exposed_at AS old_exposed_at
+       k.treatment AS old_treatment, k.exposed_at AS old_exposed_at
 FROM firsts f
-LEFT JOIN release_users ru ON ru.release_id = $1 AND ru.user_id = f.user_id
-WHERE ru.user_id IS NULL OR f.evaluated_at < ru.exposed_at
+LEFT JOIN known k ON k.user_id = f.user_id
+WHERE k.user_id IS NULL OR f.evaluated_at < k.exposed_at
 `
 
 type ListReleaseExposureChangesParams struct {
-	ReleaseID     uuid.UUID
 	EnvironmentID uuid.UUID
 	FlagKey       string
 	AfterID       int64
 	ThroughID     int64
 	StartedAt     time.Time
+	ReleaseID     uuid.UUID
 }
 
 type ListReleaseExposureChangesRow struct {
@@ -474,15 +505,18 @@ type ListReleaseExposureChangesRow struct {
 // The first exposures in the impressions of (after_id, through_id] that
 // the release does not know yet, or that are earlier than the one it knows
 // (ingest may deliver an earlier impression later): a user's first
-// impression of the flag at or after the start, true or false.
+// impression of the flag at or after the start, true or false. known looks
+// each of these users up with one primary-key probe (LIMIT keeps the planner
+// from making it a hash join over all the release's users), so the cost
+// follows the users in the range, not the release's size.
 func (q *Queries) ListReleaseExposureChanges(ctx context.Context, arg ListReleaseExposureChangesParams) ([]ListReleaseExposureChangesRow, error) {
 	rows, err := q.db.Query(ctx, listReleaseExposureChanges,
-		arg.ReleaseID,
 		arg.EnvironmentID,
 		arg.FlagKey,
 		arg.AfterID,
 		arg.ThroughID,
 		arg.StartedAt,
+		arg.ReleaseID,
 	)
 	if err != nil {
 		return nil, err

@@ -93,13 +93,21 @@ INSERT INTO release_checks (release_id, checked_at, analysis) VALUES (@release_i
 -- Folds the goal events of (after_id, through_id] into the users the
 -- release already knows: each metric's per-user count and total, and the
 -- arms' running sums by the change of each user's value. An event counts
--- when it is at or after the user's first exposure.
+-- when it is at or after the user's first exposure. Each event of a metric
+-- looks its user up, and each (user, metric) its state, with one
+-- primary-key probe (LIMIT keeps the planner from hash-joining the
+-- release's users or metric rows whole), so the cost follows the events in
+-- the range, not the release's size.
 WITH ev AS (
     SELECT ru.user_id, ru.treatment, m.metric::integer AS metric,
            count(*)::bigint AS n, sum(coalesce(g.value, 1))::double precision AS s
     FROM goal_events g
     JOIN unnest(@event_keys::text[]) WITH ORDINALITY AS m (event_key, metric) ON m.event_key = g.event_key
-    JOIN release_users ru ON ru.release_id = @release_id AND ru.user_id = g.user_id
+    CROSS JOIN LATERAL (
+        SELECT ru.user_id, ru.treatment, ru.exposed_at FROM release_users ru
+        WHERE ru.release_id = @release_id AND ru.user_id = g.user_id
+        LIMIT 1
+    ) ru
     WHERE g.id > @after_id AND g.id <= @through_id AND g.environment_id = @environment_id
       AND g.occurred_at >= ru.exposed_at
     GROUP BY ru.user_id, ru.treatment, m.metric
@@ -107,8 +115,11 @@ WITH ev AS (
     SELECT ev.user_id, ev.treatment, ev.metric, ev.n, ev.s,
            coalesce(rum.events, 0)::bigint AS old_n, coalesce(rum.total, 0)::double precision AS old_s
     FROM ev
-    LEFT JOIN release_user_metrics rum
-      ON rum.release_id = @release_id AND rum.user_id = ev.user_id AND rum.metric = ev.metric
+    LEFT JOIN LATERAL (
+        SELECT rum.events, rum.total FROM release_user_metrics rum
+        WHERE rum.release_id = @release_id AND rum.user_id = ev.user_id AND rum.metric = ev.metric
+        LIMIT 1
+    ) rum ON true
 ), stored AS (
     INSERT INTO release_user_metrics (release_id, user_id, metric, events, total)
     SELECT @release_id, user_id, metric, old_n + n, old_s + s FROM prior
@@ -132,7 +143,10 @@ WHERE a.release_id = @release_id AND a.treatment = d.treatment AND a.metric = d.
 -- The first exposures in the impressions of (after_id, through_id] that
 -- the release does not know yet, or that are earlier than the one it knows
 -- (ingest may deliver an earlier impression later): a user's first
--- impression of the flag at or after the start, true or false.
+-- impression of the flag at or after the start, true or false. known looks
+-- each of these users up with one primary-key probe (LIMIT keeps the planner
+-- from making it a hash join over all the release's users), so the cost
+-- follows the users in the range, not the release's size.
 WITH firsts AS (
     SELECT DISTINCT ON (i.user_id) i.user_id, i.value = 'true' AS treatment, i.evaluated_at
     FROM impressions i
@@ -140,12 +154,20 @@ WITH firsts AS (
       AND i.id > @after_id AND i.id <= @through_id
       AND i.user_id IS NOT NULL AND i.evaluated_at >= @started_at AND i.value IN ('true', 'false')
     ORDER BY i.user_id, i.evaluated_at, i.id
+), known AS (
+    SELECT ru.user_id, ru.treatment, ru.exposed_at
+    FROM firsts f
+    CROSS JOIN LATERAL (
+        SELECT ru.user_id, ru.treatment, ru.exposed_at FROM release_users ru
+        WHERE ru.release_id = @release_id AND ru.user_id = f.user_id
+        LIMIT 1
+    ) ru
 )
 SELECT f.user_id::text AS user_id, f.treatment::boolean AS treatment, f.evaluated_at,
-       ru.treatment AS old_treatment, ru.exposed_at AS old_exposed_at
+       k.treatment AS old_treatment, k.exposed_at AS old_exposed_at
 FROM firsts f
-LEFT JOIN release_users ru ON ru.release_id = @release_id AND ru.user_id = f.user_id
-WHERE ru.user_id IS NULL OR f.evaluated_at < ru.exposed_at;
+LEFT JOIN known k ON k.user_id = f.user_id
+WHERE k.user_id IS NULL OR f.evaluated_at < k.exposed_at;
 
 -- name: RemoveReleaseUserMetrics :exec
 -- Takes users' metric state out of their arms' sums (their first exposure
@@ -178,18 +200,26 @@ ON CONFLICT (release_id, user_id)
 DO UPDATE SET treatment = excluded.treatment, exposed_at = excluded.exposed_at;
 
 -- name: AddReleaseUserMetrics :exec
--- Computes users' metric state from every goal event through through_id at
--- or after their first exposure, and adds it to their arms' sums.
+-- Computes new users' metric state from every goal event through
+-- through_id at or after their first exposure, and adds it to their arms'
+-- sums. The users come with the arm and exposure just stored for them
+-- (UpsertReleaseUsers; the arrays are zipped, one entry per user), and
+-- each metric of each user is one probe of
+-- goal_events_environment_id_event_key_idx (an aggregate in LATERAL is
+-- never flattened into a join), so the cost follows the new users, not the
+-- goal events stored.
 WITH ev AS (
-    SELECT ru.user_id, ru.treatment, m.metric::integer AS metric,
-           count(*)::bigint AS n, sum(coalesce(g.value, 1))::double precision AS s
-    FROM release_users ru
+    SELECT u.user_id, u.treatment, m.metric::integer AS metric, g.n, g.s
+    FROM (SELECT unnest(@user_ids::text[]) AS user_id, unnest(@treatments::boolean[]) AS treatment,
+                 unnest(@exposed_ats::timestamptz[]) AS exposed_at) u
     CROSS JOIN unnest(@event_keys::text[]) WITH ORDINALITY AS m (event_key, metric)
-    JOIN goal_events g
-      ON g.environment_id = @environment_id AND g.event_key = m.event_key AND g.user_id = ru.user_id
-     AND g.occurred_at >= ru.exposed_at AND g.id <= @through_id
-    WHERE ru.release_id = @release_id AND ru.user_id = ANY(@user_ids::text[])
-    GROUP BY ru.user_id, ru.treatment, m.metric
+    CROSS JOIN LATERAL (
+        SELECT count(*)::bigint AS n, sum(coalesce(g.value, 1))::double precision AS s
+        FROM goal_events g
+        WHERE g.environment_id = @environment_id AND g.event_key = m.event_key AND g.user_id = u.user_id
+          AND g.occurred_at >= u.exposed_at AND g.id <= @through_id
+    ) g
+    WHERE g.n > 0
 ), stored AS (
     INSERT INTO release_user_metrics (release_id, user_id, metric, events, total)
     SELECT @release_id, user_id, metric, n, s FROM ev

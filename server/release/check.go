@@ -219,7 +219,8 @@ func (f *folder) fold(ctx context.Context, high db.GetIngestHighWaterRow) error 
 		return fmt.Errorf("store first exposures: %w", err)
 	}
 	if err := f.q.AddReleaseUserMetrics(ctx, db.AddReleaseUserMetricsParams{
-		EventKeys: keys, EnvironmentID: r.EnvironmentID, ThroughID: r.EventsThrough, ReleaseID: r.ID, UserIds: ids,
+		EventKeys: keys, EnvironmentID: r.EnvironmentID, ThroughID: r.EventsThrough, ReleaseID: r.ID,
+		UserIds: ids, Treatments: arms, ExposedAts: at,
 	}); err != nil {
 		return fmt.Errorf("fold new users' goal events: %w", err)
 	}
