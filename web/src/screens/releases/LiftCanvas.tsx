@@ -1,6 +1,6 @@
 // The drawing of a LiftChart, with uPlot on a canvas: the lift as a line with
-// points, its interval as a shaded band, the tolerance as a dashed line and
-// zero as a thin one, over the checks' times. A chunk of its own, loaded
+// points, its interval as a shaded band and whiskers, the tolerance as a
+// dashed line and zero as a thin one, over the checks' times. A chunk of its own, loaded
 // only when a release page draws its first chart (docs/dashboard.md, Size).
 // The numbers, the accessible name and the data table are LiftChart's.
 import { useEffect, useRef } from "react";
@@ -31,25 +31,47 @@ function yRange(s: LiftSeries): uPlot.Range.Function {
   };
 }
 
-// xRange spans at least a minute, so that checks a second apart (or a single
-// one) do not stretch over the whole width with sub-second ticks.
-const xRange: uPlot.Range.Function = (_u, min, max) => {
-  if (max - min >= 60) return [min, max];
-  const mid = (min + max) / 2;
-  return [mid - 30, mid + 30];
-};
+// xRange spans the checks, and at least a minute, so that checks a second
+// apart do not get sub-second ticks. (uPlot's own range for a single time
+// point is 1000 days wide when times are in seconds: computed here instead.)
+function xRange(s: LiftSeries): uPlot.Range.Function {
+  return () => {
+    const min = Math.min(...s.x);
+    const max = Math.max(...s.x);
+    if (max - min >= 60) return [min, max];
+    const mid = (min + max) / 2;
+    return [mid - 30, mid + 30];
+  };
+}
 
-function whiskers(u: uPlot, s: LiftSeries, color: string) {
+// overlay draws what the series cannot: the tolerance and zero lines across
+// the whole plot (with one check a series would be a lone point), and a
+// whisker for every check's interval (a band needs two neighbouring checks).
+function overlay(u: uPlot, s: LiftSeries, colors: { lift: string; tolerance: string; zero: string }) {
   const ctx = u.ctx;
-  ctx.save();
-  ctx.strokeStyle = color;
-  ctx.lineWidth = Math.max(1, devicePixelRatio || 1);
+  const px = devicePixelRatio || 1;
   const { left, top, width, height } = u.bbox;
+  ctx.save();
   ctx.beginPath();
   ctx.rect(left, top, width, height);
   ctx.clip();
+  const hline = (value: number, color: string, w: number, dash: number[]) => {
+    const y = Math.round(u.valToPos(value, "y", true));
+    ctx.beginPath();
+    ctx.strokeStyle = color;
+    ctx.lineWidth = w * px;
+    ctx.setLineDash(dash.map((d) => d * px));
+    ctx.moveTo(left, y);
+    ctx.lineTo(left + width, y);
+    ctx.stroke();
+  };
+  hline(0, colors.zero, 1, []);
+  hline(s.line, colors.tolerance, 2, [8, 4]);
+  ctx.setLineDash([]);
+  ctx.strokeStyle = colors.lift;
+  ctx.lineWidth = px;
   ctx.beginPath();
-  const cap = 4 * (devicePixelRatio || 1);
+  const cap = 4 * px;
   s.x.forEach((x, i) => {
     const lo = s.lower[i];
     const hi = s.upper[i];
@@ -86,7 +108,7 @@ export default function LiftCanvas({
       height: HEIGHT,
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true, range: xRange }, y: { range: yRange(series) } },
+      scales: { x: { time: true, range: xRange(series) }, y: { range: yRange(series) } },
       axes: [
         { ...AXIS },
         { ...AXIS, size: 64, label: "Lift", labelSize: 18, values: (_u, vals) => vals.map((v) => `${Number(v.toFixed(2))} %`) },
@@ -96,20 +118,15 @@ export default function LiftCanvas({
         { label: "Lift", stroke: colors.lift, width: 2, points: { show: true, size: 6, fill: colors.lift } },
         { label: "Interval upper", stroke: colors.lift, width: 1, dash: [3, 3], points: { show: false } },
         { label: "Interval lower", stroke: colors.lift, width: 1, dash: [3, 3], points: { show: false } },
-        { label: "Tolerance", stroke: colors.tolerance, width: 2, dash: [8, 4], points: { show: false } },
-        { label: "No change", stroke: colors.zero, width: 1, points: { show: false } },
       ],
       bands: [{ series: [2, 3], fill: hexAlpha(colors.lift, 0.15) }],
-      // A band needs two neighbouring checks; whiskers show every check's interval, a lone one too.
-      hooks: { draw: [(u) => whiskers(u, series, colors.lift)] },
+      hooks: { draw: [(u) => overlay(u, series, colors)] },
     };
     const data: uPlot.AlignedData = [
       series.x,
       series.lift,
       series.upper,
       series.lower,
-      series.x.map(() => series.line),
-      series.x.map(() => 0),
     ];
     const u = new uPlot(opts, data, el);
     plot.current = u;
