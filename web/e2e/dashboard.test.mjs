@@ -843,3 +843,120 @@ test("a rule of several conditions with a rollout and a split, built in the edit
   await page.context().close();
   assert.deepEqual(problems, [], "axe-core found serious accessibility violations");
 });
+
+// Guarded releases (docs/releases.md) against the server's real release
+// guard, with checks every second: a release started from a flag's page
+// advances to its second stage when the first one's 2 s are up; a second
+// release, watching purchases, gets real traffic through the SDK-key ingest
+// routes (impressions whose values follow the flag's rollout buckets, then
+// far fewer purchases from the users who got the change) and rolls itself
+// back, saying why, on the open release page.
+test("guarded releases: start from a flag, advance, and roll back on a regressed metric", async () => {
+  const page = await newPage();
+  await signIn(page, ADMIN);
+  const [project] = await api(page, "GET", "/api/projects");
+  const prod = project.environments.find((e) => e.name === "Production");
+  const base = `/projects/${project.id}/envs/${prod.id}`;
+  const envAPI = `/api/environments/${prod.id}`;
+  const sdk = await api(page, "POST", `/api/projects/${project.id}/keys`, { name: "release traffic", environment_id: prod.id });
+  const ingest = async (what, batch) => {
+    const res = await fetch(`${server.url}${envAPI}/${what}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${sdk.key}`, "Content-Type": "application/json" },
+      body: JSON.stringify(batch),
+    });
+    assert.equal(res.status, 204, `${what}: ${await res.text()}`);
+  };
+  // The application already tracks purchases: the form offers the key.
+  await ingest("events", [{ event_key: "purchase", user_id: "earlier-customer" }]);
+  const summary = () => page.getByTestId("release-summary").textContent();
+  const problems = [];
+
+  // startRelease fills the start form from the flag's page: two stages, a
+  // purchase metric, checks every second.
+  const startRelease = async (key, stages, minUsers) => {
+    await api(page, "POST", `${envAPI}/flags`, { key, is_enabled: true, description: `Guarded release of ${key}` });
+    await page.goto(`${base}/flags/${key}`);
+    await page.getByRole("region", { name: "Guarded release" }).getByRole("link", { name: "Start a guarded release" }).click();
+    await page.waitForURL(new RegExp(`/flags/${key}/releases/new$`));
+    await page.getByRole("radio", { name: "Quick: 10 → 50 → 100 %" }).check();
+    await page.getByRole("button", { name: "Remove stage 3" }).click();
+    for (const [i, [pct, seconds]] of stages.entries()) {
+      await page.getByLabel(`Stage ${i + 1} rollout %`, { exact: true }).fill(String(pct));
+      await page.getByLabel(`Stage ${i + 1} duration`, { exact: true }).fill(String(seconds));
+      await page.getByLabel(`Stage ${i + 1} duration unit`).selectOption("seconds");
+    }
+    await page.getByLabel("Metric 1 event").selectOption("purchase");
+    await page.getByLabel("Metric 1 tolerance %").fill("5");
+    await page.getByText("Advanced settings").click();
+    await page.getByLabel("Check interval (seconds)").fill("1");
+    if (minUsers) await page.getByLabel("Minimum users per arm").fill(String(minUsers));
+    return async () => {
+      await page.getByRole("button", { name: "Start release" }).click();
+      await page.waitForURL(/\/releases\/[0-9a-f-]{36}$/);
+      return new URL(page.url()).pathname.split("/").pop();
+    };
+  };
+
+  // 1. 10 % for 2 s, then 50 %: the page shows the second stage without a reload.
+  const submitRamp = await startRelease("release-ramp", [[10, 2], [50, 60]]);
+  await shot(page, "21-release-start");
+  for (const v of await accessibility(page)) problems.push(`start form: ${v}`);
+  const rampId = await submitRamp();
+  assert.match(await summary(), /^Running at stage 1 of 2, 10 %/);
+  await eventually(async () => (await summary()).startsWith("Running at stage 2 of 2, 50 %"), true, "the release advances to stage 2");
+  assert.match(await page.locator('li[aria-current="step"]').textContent(), /^50 %Stage 2/);
+  const ramp = await api(page, "GET", `${envAPI}/releases/${rampId}`);
+  assert.deepEqual([ramp.status, ramp.stage_index], ["running", 1]);
+  assert.equal((await api(page, "GET", `${envAPI}/flags/release-ramp`)).rollout_percentage, 50);
+  // Cancel, after the confirmation: the flag stays at 50 %.
+  await page.getByRole("button", { name: "Cancel release" }).click();
+  await page.getByRole("dialog", { name: "Cancel this release?" }).getByRole("button", { name: "Cancel release" }).click();
+  await page.getByTestId("release-reason").getByText(`cancelled by ${ADMIN.email}`).waitFor();
+  assert.equal((await api(page, "GET", `${envAPI}/flags/release-ramp`)).rollout_percentage, 50);
+
+  // 2. 50 % with a purchase guardrail; the flag list links the running release.
+  const KEY = "release-guarded";
+  const guardedId = await (await startRelease(KEY, [[50, 60], [100, 60]], 50))();
+  await page.goto(`${base}/flags`);
+  const badge = page.getByRole("row").filter({ has: page.getByRole("link", { name: KEY, exact: true }) }).getByRole("link", { name: "releasing · 50 %" });
+  await badge.click();
+  await page.waitForURL(new RegExp(`/releases/${guardedId}$`));
+
+  // Traffic as an SDK reports it: each user's value from the rollout bucket
+  // (docs/reference/evaluation.md, Buckets), impressions first, then goal
+  // events; treatment buys 1 time in 20, control 3 times in 5.
+  const users = Array.from({ length: 400 }, (_, i) => `shopper-${i}`);
+  const treated = (u) => murmur3(`${KEY}:${u}`) % 100 < 50;
+  assert.ok(users.filter(treated).length > 150 && users.filter((u) => !treated(u)).length > 150, "both arms get users");
+  await ingest("impressions", users.map((u) => ({ flag_key: KEY, user_id: u, value: String(treated(u)) })));
+  await ingest(
+    "events",
+    users.filter((u, i) => (treated(u) ? i % 20 === 0 : i % 5 < 3)).map((u) => ({ event_key: "purchase", user_id: u })),
+  );
+  await eventually(async () => (await summary()).startsWith("Rolled back"), true, "the release rolls itself back");
+  const reason = await page.getByTestId("release-reason").textContent();
+  assert.match(reason, /^Rolled back: .*purchase/, reason);
+  const guarded = await api(page, "GET", `${envAPI}/releases/${guardedId}`);
+  assert.equal(guarded.status, "rolled_back");
+  assert.ok(reason.includes(guarded.reason), `the page shows the server's reason: ${guarded.reason}`);
+  assert.equal((await api(page, "GET", `${envAPI}/flags/${KEY}`)).rollout_percentage, 0);
+  // The chart: named, drawn, and its data table ending on the regressed check.
+  const chart = page.getByRole("img", { name: /Lift of purchase over the checks/ });
+  await chart.locator("canvas").first().waitFor();
+  await page.getByText("Chart data").click();
+  const table = page.getByRole("table", { name: "Lift of purchase over the checks" });
+  const last = table.getByRole("row").last();
+  assert.equal(await last.getByRole("cell").last().textContent(), "Yes");
+  assert.match(await last.getByRole("cell").nth(3).textContent(), /^−\d+\.\d%$/);
+  await page.waitForLoadState("networkidle").catch(() => undefined);
+  await shot(page, "21-release-rolled-back");
+  for (const v of await accessibility(page)) problems.push(`release page: ${v}`);
+
+  await page.getByRole("link", { name: "Releases", exact: true }).click();
+  await page.getByRole("link", { name: new RegExp(`Release of ${KEY}`) }).waitFor();
+  await shot(page, "21-releases");
+  for (const v of await accessibility(page)) problems.push(`releases: ${v}`);
+  await page.context().close();
+  assert.deepEqual(problems, [], "axe-core found serious accessibility violations");
+});

@@ -20,6 +20,9 @@ const Integrations = lazy(() => import("./screens/governance/Integrations"));
 const Experiments = lazy(() => import("./screens/measurement/Experiments"));
 const ExperimentDetail = lazy(() => import("./screens/measurement/ExperimentDetail"));
 const Impressions = lazy(() => import("./screens/measurement/Impressions"));
+const Releases = lazy(() => import("./screens/releases/Releases"));
+const ReleaseDetail = lazy(() => import("./screens/releases/ReleaseDetail"));
+const StartRelease = lazy(() => import("./screens/releases/StartRelease"));
 const SdkKeys = lazy(() => import("./screens/admin/SdkKeys"));
 const Members = lazy(() => import("./screens/admin/Members"));
 const EnvSettings = lazy(() => import("./screens/admin/EnvSettings"));
@@ -49,6 +52,9 @@ export function App() {
             <Route path="flags" element={<Screen><FlagList /></Screen>} />
             <Route path="flags/new" element={<Screen><FlagEditor /></Screen>} />
             <Route path="flags/:key" element={<Screen><FlagEditor /></Screen>} />
+            <Route path="flags/:key/releases/new" element={<Screen><StartRelease /></Screen>} />
+            <Route path="releases" element={<Screen><Releases /></Screen>} />
+            <Route path="releases/:id" element={<Screen><ReleaseDetail /></Screen>} />
             <Route path="diff" element={<Screen><FlagDiff /></Screen>} />
             <Route path="segments" element={<Screen><Segments /></Screen>} />
             <Route path="change-requests" element={<Screen><ChangeRequests /></Screen>} />

@@ -13,6 +13,7 @@ import { Modal } from "./ui";
 
 const envNav: { to: string; label: string }[] = [
   { to: "flags", label: "Flags" },
+  { to: "releases", label: "Releases" },
   { to: "segments", label: "Segments" },
   { to: "diff", label: "Compare & promote" },
   { to: "change-requests", label: "Change requests" },

@@ -1,7 +1,7 @@
 // useFlagStream keeps the flag queries of one environment live: it holds a
 // /stream connection (authenticated by the session cookie) and, after the
-// bootstrap, refreshes the cached flag list, flag and flag status on every
-// update.
+// bootstrap, refreshes the cached flag list, flag, flag status and guarded
+// releases on every update.
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { Schemas } from "../api/client";
@@ -16,6 +16,11 @@ export const flagKeys = {
 // Not under flagKeys ("flags", env, key): a flag may be called anything a key
 // allows, "status" included.
 export const flagStatusKey = (envId: string) => ["flag-status", envId] as const;
+
+// Every guarded-release query of an environment starts with this key. A
+// release writes its flag when it starts, advances, rolls back and when a
+// person's change cancels it, so a flag update refreshes the open releases.
+export const releasesKey = (envId: string) => ["releases", envId] as const;
 
 export function useFlagStream(envId: string): StreamState {
   const queryClient = useQueryClient();
@@ -32,6 +37,7 @@ export function useFlagStream(envId: string): StreamState {
       // Anything may have changed while we were away.
       void queryClient.invalidateQueries({ queryKey: ["flags", envId] });
       void queryClient.invalidateQueries({ queryKey: flagStatusKey(envId) });
+      void queryClient.invalidateQueries({ queryKey: releasesKey(envId) });
     });
     source.addEventListener("update", (e) => {
       if (!ready) return; // the bootstrap repeats what the list already shows
@@ -44,6 +50,7 @@ export function useFlagStream(envId: string): StreamState {
       // Flag status: "has not changed for 7 days"), and a new or deleted flag
       // adds or drops a row.
       void queryClient.invalidateQueries({ queryKey: flagStatusKey(envId) });
+      void queryClient.invalidateQueries({ queryKey: releasesKey(envId) });
     });
     source.onerror = () => {
       ready = false;

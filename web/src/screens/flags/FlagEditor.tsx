@@ -8,6 +8,7 @@ import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
 import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag } from "./common";
 import { LastSevenDays } from "./FlagStatus";
+import { ReleasePanel } from "../releases/ReleasePanel";
 import { ConditionRows } from "./RuleConditions";
 import {
   FLAG_TYPES,
@@ -338,6 +339,7 @@ export default function FlagEditor() {
       <ErrorBanner error={remove.error} action="delete flags in this environment" />
 
       {!isNew && base && <LastSevenDays envId={envId} flagKey={base.key} />}
+      {!isNew && base && <ReleasePanel flag={base} env={env} projectId={projectId} />}
 
       <div className="editor-grid">
         <Section title="Basics">

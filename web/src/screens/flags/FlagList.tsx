@@ -8,6 +8,7 @@ import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
 import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag, type PatchOutcome } from "./common";
 import { allTags, glance, matchesSearch, type Flag } from "./flagform";
+import { ReleasingBadge, useActiveReleases } from "../releases/common";
 import { LastEvaluated, STATUSES, StatusBadge, isStatusName, statusInfo, useFlagStatuses } from "./FlagStatus";
 import "./flags.css";
 
@@ -62,6 +63,8 @@ export default function FlagList() {
   // Status is secondary: its failure leaves the list whole (cells show —).
   const { query: statuses, byKey: statusOf } = useFlagStatuses(envId);
   const statusKnown = !!statuses.data;
+  // Likewise the releases: a flag being released gets a badge linking to it.
+  const { byFlag: releaseOf } = useActiveReleases(envId);
 
   const [outcome, setOutcome] = useState<PatchOutcome | null>(null);
   const toggle = useMutation({
@@ -239,6 +242,7 @@ export default function FlagList() {
                         <Link to={envPath(projectId, envId, `flags/${encodeURIComponent(f.key)}`)} className="flag-key">
                           {f.key}
                         </Link>
+                        {releaseOf.get(f.key) && <ReleasingBadge release={releaseOf.get(f.key)!} projectId={projectId} envId={envId} />}
                         {f.client_side && (
                           <span className="pill pill-client" title="Client keys (browsers, mobile apps) can evaluate this flag">
                             client-side
