@@ -30,5 +30,8 @@ export default defineConfig({
     globals: true,
     setupFiles: ["./src/test/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
+    // Component tests that type through whole forms take seconds of CPU;
+    // on a loaded two-core machine the default 5 s cuts the slowest short.
+    testTimeout: 20_000,
   },
 });
