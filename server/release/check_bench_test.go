@@ -239,7 +239,11 @@ func (h *checkHarness) within(d time.Duration) time.Duration {
 func (h *checkHarness) impression(i int, t time.Time) db.CopyImpressionsParams {
 	user := "user-" + strconv.Itoa(i)
 	value := "false"
-	if murmur3.Sum32([]byte(benchFlag+":"+user))%100 < benchPercent {
+	// The streaming hasher: murmur3.Sum32's unsafe reads of a short stack
+	// buffer trip -race's pointer checks.
+	hash := murmur3.New32()
+	_, _ = hash.Write([]byte(benchFlag + ":" + user))
+	if hash.Sum32()%100 < benchPercent {
 		value = "true"
 	}
 	return db.CopyImpressionsParams{EnvironmentID: h.env, FlagKey: benchFlag, UserID: &user, Value: value, EvaluatedAt: t}
