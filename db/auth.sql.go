@@ -24,7 +24,8 @@ type CreateSessionParams struct {
 }
 
 // Authentication: sessions, login lockout and credential lookups. Every
-// request re-reads these, so revocations and role changes apply at once.
+// request re-reads these, so revocations, role changes and deactivation apply
+// at once: a deactivated user's sessions and tokens are not found.
 func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) error {
 	_, err := q.db.Exec(ctx, createSession, arg.ID, arg.UserID, arg.ExpiresAt)
 	return err
@@ -141,7 +142,7 @@ const getSessionUser = `-- name: GetSessionUser :one
 SELECT u.id, u.name, u.email, u.role
 FROM sessions s
 JOIN users u ON u.id = s.user_id
-WHERE s.id = $1 AND s.expires_at > $2
+WHERE s.id = $1 AND s.expires_at > $2 AND u.active
 `
 
 type GetSessionUserParams struct {
@@ -172,7 +173,7 @@ const getTokenUser = `-- name: GetTokenUser :one
 SELECT t.id AS token_id, t.scope, t.expires_at, t.last_used_at, u.id, u.name, u.email, u.role
 FROM personal_access_tokens t
 JOIN users u ON u.id = t.user_id
-WHERE t.token_hash = $1
+WHERE t.token_hash = $1 AND u.active
 `
 
 type GetTokenUserRow struct {
@@ -228,7 +229,7 @@ func (q *Queries) GetUserByID(ctx context.Context, id int64) (GetUserByIDRow, er
 }
 
 const getUserForLogin = `-- name: GetUserForLogin :one
-SELECT id, name, email, role, password_hash FROM users WHERE lower(email) = lower($1)
+SELECT id, name, email, role, active, password_hash FROM users WHERE lower(email) = lower($1)
 `
 
 type GetUserForLoginRow struct {
@@ -236,6 +237,7 @@ type GetUserForLoginRow struct {
 	Name         string
 	Email        string
 	Role         string
+	Active       bool
 	PasswordHash string
 }
 
@@ -247,6 +249,7 @@ func (q *Queries) GetUserForLogin(ctx context.Context, email string) (GetUserFor
 		&i.Name,
 		&i.Email,
 		&i.Role,
+		&i.Active,
 		&i.PasswordHash,
 	)
 	return i, err

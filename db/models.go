@@ -376,6 +376,8 @@ type User struct {
 	PasswordHash string
 	Role         string
 	CreatedAt    time.Time
+	Active       bool
+	SsoLinked    bool
 }
 
 type Webhook struct {

@@ -22,9 +22,10 @@ func (q *Queries) CountUsers(ctx context.Context) (int64, error) {
 }
 
 const countWorkspaceAdmins = `-- name: CountWorkspaceAdmins :one
-SELECT count(*) FROM users WHERE role = 'admin'
+SELECT count(*) FROM users WHERE role = 'admin' AND active
 `
 
+// Only active admins count: a deactivated admin cannot administer anything.
 func (q *Queries) CountWorkspaceAdmins(ctx context.Context) (int64, error) {
 	row := q.db.QueryRow(ctx, countWorkspaceAdmins)
 	var count int64
@@ -35,7 +36,7 @@ func (q *Queries) CountWorkspaceAdmins(ctx context.Context) (int64, error) {
 const createUser = `-- name: CreateUser :one
 INSERT INTO users (name, email, password_hash, role)
 VALUES ($1, $2, $3, $4)
-RETURNING id, name, email, role, created_at
+RETURNING id, name, email, role, active, sso_linked, created_at
 `
 
 type CreateUserParams struct {
@@ -50,6 +51,8 @@ type CreateUserRow struct {
 	Name      string
 	Email     string
 	Role      string
+	Active    bool
+	SsoLinked bool
 	CreatedAt time.Time
 }
 
@@ -66,9 +69,22 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (CreateU
 		&i.Name,
 		&i.Email,
 		&i.Role,
+		&i.Active,
+		&i.SsoLinked,
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const deleteSessionsByUser = `-- name: DeleteSessionsByUser :exec
+DELETE FROM sessions WHERE user_id = $1
+`
+
+// Deactivation ends every session of the user; the sessions trigger records
+// each one in the change log.
+func (q *Queries) DeleteSessionsByUser(ctx context.Context, userID int64) error {
+	_, err := q.db.Exec(ctx, deleteSessionsByUser, userID)
+	return err
 }
 
 const deleteUser = `-- name: DeleteUser :exec
@@ -82,7 +98,7 @@ func (q *Queries) DeleteUser(ctx context.Context, id int64) error {
 }
 
 const listUsers = `-- name: ListUsers :many
-SELECT id, name, email, role, created_at FROM users ORDER BY created_at DESC, id DESC
+SELECT id, name, email, role, active, sso_linked, created_at FROM users ORDER BY created_at DESC, id DESC
 `
 
 type ListUsersRow struct {
@@ -90,6 +106,8 @@ type ListUsersRow struct {
 	Name      string
 	Email     string
 	Role      string
+	Active    bool
+	SsoLinked bool
 	CreatedAt time.Time
 }
 
@@ -108,6 +126,8 @@ func (q *Queries) ListUsers(ctx context.Context) ([]ListUsersRow, error) {
 			&i.Name,
 			&i.Email,
 			&i.Role,
+			&i.Active,
+			&i.SsoLinked,
 			&i.CreatedAt,
 		); err != nil {
 			return nil, err
@@ -121,7 +141,7 @@ func (q *Queries) ListUsers(ctx context.Context) ([]ListUsersRow, error) {
 }
 
 const lockUser = `-- name: LockUser :one
-SELECT id, name, email, role, created_at FROM users WHERE id = $1 FOR UPDATE
+SELECT id, name, email, role, active, sso_linked, created_at FROM users WHERE id = $1 FOR UPDATE
 `
 
 type LockUserRow struct {
@@ -129,6 +149,8 @@ type LockUserRow struct {
 	Name      string
 	Email     string
 	Role      string
+	Active    bool
+	SsoLinked bool
 	CreatedAt time.Time
 }
 
@@ -140,6 +162,8 @@ func (q *Queries) LockUser(ctx context.Context, id int64) (LockUserRow, error) {
 		&i.Name,
 		&i.Email,
 		&i.Role,
+		&i.Active,
+		&i.SsoLinked,
 		&i.CreatedAt,
 	)
 	return i, err
@@ -148,15 +172,17 @@ func (q *Queries) LockUser(ctx context.Context, id int64) (LockUserRow, error) {
 const updateUser = `-- name: UpdateUser :one
 UPDATE users
 SET name = coalesce($1, name),
-    role = coalesce($2, role)
-WHERE id = $3
-RETURNING id, name, email, role, created_at
+    role = coalesce($2, role),
+    active = coalesce($3, active)
+WHERE id = $4
+RETURNING id, name, email, role, active, sso_linked, created_at
 `
 
 type UpdateUserParams struct {
-	Name *string
-	Role *string
-	ID   int64
+	Name   *string
+	Role   *string
+	Active *bool
+	ID     int64
 }
 
 type UpdateUserRow struct {
@@ -164,18 +190,27 @@ type UpdateUserRow struct {
 	Name      string
 	Email     string
 	Role      string
+	Active    bool
+	SsoLinked bool
 	CreatedAt time.Time
 }
 
-// A nil name or role keeps the stored value.
+// A nil name, role or active keeps the stored value.
 func (q *Queries) UpdateUser(ctx context.Context, arg UpdateUserParams) (UpdateUserRow, error) {
-	row := q.db.QueryRow(ctx, updateUser, arg.Name, arg.Role, arg.ID)
+	row := q.db.QueryRow(ctx, updateUser,
+		arg.Name,
+		arg.Role,
+		arg.Active,
+		arg.ID,
+	)
 	var i UpdateUserRow
 	err := row.Scan(
 		&i.ID,
 		&i.Name,
 		&i.Email,
 		&i.Role,
+		&i.Active,
+		&i.SsoLinked,
 		&i.CreatedAt,
 	)
 	return i, err

@@ -1,5 +1,6 @@
 -- Authentication: sessions, login lockout and credential lookups. Every
--- request re-reads these, so revocations and role changes apply at once.
+-- request re-reads these, so revocations, role changes and deactivation apply
+-- at once: a deactivated user's sessions and tokens are not found.
 
 -- name: CreateSession :exec
 INSERT INTO sessions (id, user_id, expires_at) VALUES (@id, @user_id, @expires_at);
@@ -11,13 +12,13 @@ DELETE FROM sessions WHERE id = @id;
 SELECT u.id, u.name, u.email, u.role
 FROM sessions s
 JOIN users u ON u.id = s.user_id
-WHERE s.id = @id AND s.expires_at > @now;
+WHERE s.id = @id AND s.expires_at > @now AND u.active;
 
 -- name: GetTokenUser :one
 SELECT t.id AS token_id, t.scope, t.expires_at, t.last_used_at, u.id, u.name, u.email, u.role
 FROM personal_access_tokens t
 JOIN users u ON u.id = t.user_id
-WHERE t.token_hash = @token_hash;
+WHERE t.token_hash = @token_hash AND u.active;
 
 -- name: TouchToken :exec
 -- Records use at most once a minute (stale_before = now - 1 min), so a busy
@@ -37,7 +38,7 @@ JOIN projects p ON p.id = e.project_id
 WHERE p.slug = 'default' AND e.slug = 'production';
 
 -- name: GetUserForLogin :one
-SELECT id, name, email, role, password_hash FROM users WHERE lower(email) = lower(@email);
+SELECT id, name, email, role, active, password_hash FROM users WHERE lower(email) = lower(@email);
 
 -- name: GetUserByID :one
 SELECT id, name, email, role, created_at FROM users WHERE id = @id;

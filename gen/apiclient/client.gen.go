@@ -1548,11 +1548,18 @@ type TokenScope string
 
 // User defines model for User.
 type User struct {
+	// Active False while the user is deactivated: they cannot sign in and every credential of
+	// theirs is refused (docs/reference/identity.md, Deactivation).
+	Active    bool      `json:"active"`
 	CreatedAt time.Time `json:"created_at"`
 	Email     string    `json:"email"`
 	Id        int64     `json:"id"`
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
+
+	// SsoLinked Whether the user is linked to the organisation's identity provider. Always false
+	// until single sign-on links users.
+	SsoLinked bool `json:"sso_linked"`
 }
 
 // UserInput defines model for UserInput.
@@ -1565,8 +1572,11 @@ type UserInput struct {
 
 // UserPatch defines model for UserPatch.
 type UserPatch struct {
-	Name *string `json:"name,omitempty"`
-	Role *Role   `json:"role,omitempty"`
+	// Active `false` deactivates the user, `true` reactivates them (docs/reference/identity.md,
+	// Deactivation).
+	Active *bool   `json:"active,omitempty"`
+	Name   *string `json:"name,omitempty"`
+	Role   *Role   `json:"role,omitempty"`
 }
 
 // Webhook defines model for Webhook.
@@ -2094,7 +2104,10 @@ type ClientInterface interface {
 	// Failures are counted per address, whether or not an account exists, so answers never
 	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 	// minutes, and every attempt during the lock, even with the right password, answers 429
-	// with `retry_after_seconds`. A success resets the count.
+	// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+	// password answers 401 "this account is deactivated" with the unchanged
+	// `attempts_remaining`: it is not a failure, and only the right password reveals it
+	// (docs/reference/identity.md, Deactivation).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2108,7 +2121,10 @@ type ClientInterface interface {
 	// Failures are counted per address, whether or not an account exists, so answers never
 	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 	// minutes, and every attempt during the lock, even with the right password, answers 429
-	// with `retry_after_seconds`. A success resets the count.
+	// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+	// password answers 401 "this account is deactivated" with the unchanged
+	// `attempts_remaining`: it is not a failure, and only the right password reveals it
+	// (docs/reference/identity.md, Deactivation).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3494,29 +3510,39 @@ type ClientInterface interface {
 	//
 	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
 	// the user's sessions, tokens and memberships: every credential of theirs stops working at
-	// once and their open streams end. Deleting yourself or the last admin answers 422.
+	// once and their open streams end. Deleting yourself or the last active admin answers 422.
 	//
 	// Corresponds with DELETE /api/users/{id} (the `DeleteUser` operationId).
 	DeleteUser(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UpdateUserWithBody Change a user's name or workspace role (workspace admin)
+	// UpdateUserWithBody Change a user's name, workspace role or activation (workspace admin)
 	//
 	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-	// `name` and the workspace `role`. A new role applies from the user's next request on,
-	// and their open streams end. Demoting the last admin answers 422; an admin may demote
-	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+	// `name`, the workspace `role` and `active`. A new role applies from the user's next
+	// request on, and their open streams end. Demoting the last active admin answers 422; an
+	// admin may demote themselves otherwise. `active: false` deactivates the user: their
+	// sessions are deleted, their personal access tokens are refused while they stay
+	// deactivated, their open streams end on every instance and they cannot sign in; every
+	// next request with their credentials answers 401. `active: true` reactivates them (their
+	// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+	// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUserWithBody(ctx context.Context, id IntegerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UpdateUser Change a user's name or workspace role (workspace admin)
+	// UpdateUser Change a user's name, workspace role or activation (workspace admin)
 	//
 	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-	// `name` and the workspace `role`. A new role applies from the user's next request on,
-	// and their open streams end. Demoting the last admin answers 422; an admin may demote
-	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+	// `name`, the workspace `role` and `active`. A new role applies from the user's next
+	// request on, and their open streams end. Demoting the last active admin answers 422; an
+	// admin may demote themselves otherwise. `active: false` deactivates the user: their
+	// sessions are deleted, their personal access tokens are refused while they stay
+	// deactivated, their open streams end on every instance and they cannot sign in; every
+	// next request with their credentials answers 401. `active: true` reactivates them (their
+	// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+	// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3656,7 +3682,10 @@ type ClientInterface interface {
 // Failures are counted per address, whether or not an account exists, so answers never
 // reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 // minutes, and every attempt during the lock, even with the right password, answers 429
-// with `retry_after_seconds`. A success resets the count.
+// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+// password answers 401 "this account is deactivated" with the unchanged
+// `attempts_remaining`: it is not a failure, and only the right password reveals it
+// (docs/reference/identity.md, Deactivation).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3680,7 +3709,10 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 // Failures are counted per address, whether or not an account exists, so answers never
 // reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 // minutes, and every attempt during the lock, even with the right password, answers 429
-// with `retry_after_seconds`. A success resets the count.
+// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+// password answers 401 "this account is deactivated" with the unchanged
+// `attempts_remaining`: it is not a failure, and only the right password reveals it
+// (docs/reference/identity.md, Deactivation).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6196,7 +6228,7 @@ func (c *Client) CreateUser(ctx context.Context, body CreateUserJSONRequestBody,
 //
 // Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
 // the user's sessions, tokens and memberships: every credential of theirs stops working at
-// once and their open streams end. Deleting yourself or the last admin answers 422.
+// once and their open streams end. Deleting yourself or the last active admin answers 422.
 //
 // Corresponds with DELETE /api/users/{id} (the `DeleteUser` operationId).
 func (c *Client) DeleteUser(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6211,12 +6243,17 @@ func (c *Client) DeleteUser(ctx context.Context, id IntegerId, reqEditors ...Req
 	return c.Client.Do(req)
 }
 
-// UpdateUserWithBody Change a user's name or workspace role (workspace admin)
+// UpdateUserWithBody Change a user's name, workspace role or activation (workspace admin)
 //
 // Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-// `name` and the workspace `role`. A new role applies from the user's next request on,
-// and their open streams end. Demoting the last admin answers 422; an admin may demote
-// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+// `name`, the workspace `role` and `active`. A new role applies from the user's next
+// request on, and their open streams end. Demoting the last active admin answers 422; an
+// admin may demote themselves otherwise. `active: false` deactivates the user: their
+// sessions are deleted, their personal access tokens are refused while they stay
+// deactivated, their open streams end on every instance and they cannot sign in; every
+// next request with their credentials answers 401. `active: true` reactivates them (their
+// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6233,12 +6270,17 @@ func (c *Client) UpdateUserWithBody(ctx context.Context, id IntegerId, contentTy
 	return c.Client.Do(req)
 }
 
-// UpdateUser Change a user's name or workspace role (workspace admin)
+// UpdateUser Change a user's name, workspace role or activation (workspace admin)
 //
 // Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-// `name` and the workspace `role`. A new role applies from the user's next request on,
-// and their open streams end. Demoting the last admin answers 422; an admin may demote
-// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+// `name`, the workspace `role` and `active`. A new role applies from the user's next
+// request on, and their open streams end. Demoting the last active admin answers 422; an
+// admin may demote themselves otherwise. `active: false` deactivates the user: their
+// sessions are deleted, their personal access tokens are refused while they stay
+// deactivated, their open streams end on every instance and they cannot sign in; every
+// next request with their credentials answers 401. `active: true` reactivates them (their
+// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10733,7 +10775,10 @@ type ClientWithResponsesInterface interface {
 	// Failures are counted per address, whether or not an account exists, so answers never
 	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 	// minutes, and every attempt during the lock, even with the right password, answers 429
-	// with `retry_after_seconds`. A success resets the count.
+	// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+	// password answers 401 "this account is deactivated" with the unchanged
+	// `attempts_remaining`: it is not a failure, and only the right password reveals it
+	// (docs/reference/identity.md, Deactivation).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10747,7 +10792,10 @@ type ClientWithResponsesInterface interface {
 	// Failures are counted per address, whether or not an account exists, so answers never
 	// reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 	// minutes, and every attempt during the lock, even with the right password, answers 429
-	// with `retry_after_seconds`. A success resets the count.
+	// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+	// password answers 401 "this account is deactivated" with the unchanged
+	// `attempts_remaining`: it is not a failure, and only the right password reveals it
+	// (docs/reference/identity.md, Deactivation).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12243,31 +12291,41 @@ type ClientWithResponsesInterface interface {
 	//
 	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
 	// the user's sessions, tokens and memberships: every credential of theirs stops working at
-	// once and their open streams end. Deleting yourself or the last admin answers 422.
+	// once and their open streams end. Deleting yourself or the last active admin answers 422.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/users/{id} (the `DeleteUser` operationId).
 	DeleteUserWithResponse(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*DeleteUserResponse, error)
 
-	// UpdateUserWithBodyWithResponse Change a user's name or workspace role (workspace admin)
+	// UpdateUserWithBodyWithResponse Change a user's name, workspace role or activation (workspace admin)
 	//
 	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-	// `name` and the workspace `role`. A new role applies from the user's next request on,
-	// and their open streams end. Demoting the last admin answers 422; an admin may demote
-	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+	// `name`, the workspace `role` and `active`. A new role applies from the user's next
+	// request on, and their open streams end. Demoting the last active admin answers 422; an
+	// admin may demote themselves otherwise. `active: false` deactivates the user: their
+	// sessions are deleted, their personal access tokens are refused while they stay
+	// deactivated, their open streams end on every instance and they cannot sign in; every
+	// next request with their credentials answers 401. `active: true` reactivates them (their
+	// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+	// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUserWithBodyWithResponse(ctx context.Context, id IntegerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateUserResponse, error)
 
-	// UpdateUserWithResponse Change a user's name or workspace role (workspace admin)
+	// UpdateUserWithResponse Change a user's name, workspace role or activation (workspace admin)
 	//
 	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-	// `name` and the workspace `role`. A new role applies from the user's next request on,
-	// and their open streams end. Demoting the last admin answers 422; an admin may demote
-	// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+	// `name`, the workspace `role` and `active`. A new role applies from the user's next
+	// request on, and their open streams end. Demoting the last active admin answers 422; an
+	// admin may demote themselves otherwise. `active: false` deactivates the user: their
+	// sessions are deleted, their personal access tokens are refused while they stay
+	// deactivated, their open streams end on every instance and they cannot sign in; every
+	// next request with their credentials answers 401. `active: true` reactivates them (their
+	// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+	// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18864,7 +18922,10 @@ func (r StreamResponse) ContentType() string {
 // Failures are counted per address, whether or not an account exists, so answers never
 // reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 // minutes, and every attempt during the lock, even with the right password, answers 429
-// with `retry_after_seconds`. A success resets the count.
+// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+// password answers 401 "this account is deactivated" with the unchanged
+// `attempts_remaining`: it is not a failure, and only the right password reveals it
+// (docs/reference/identity.md, Deactivation).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18884,7 +18945,10 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 // Failures are counted per address, whether or not an account exists, so answers never
 // reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
 // minutes, and every attempt during the lock, even with the right password, answers 429
-// with `retry_after_seconds`. A success resets the count.
+// with `retry_after_seconds`. A success resets the count. A deactivated user's right
+// password answers 401 "this account is deactivated" with the unchanged
+// `attempts_remaining`: it is not a failure, and only the right password reveals it
+// (docs/reference/identity.md, Deactivation).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21058,7 +21122,7 @@ func (c *ClientWithResponses) CreateUserWithResponse(ctx context.Context, body C
 //
 // Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
 // the user's sessions, tokens and memberships: every credential of theirs stops working at
-// once and their open streams end. Deleting yourself or the last admin answers 422.
+// once and their open streams end. Deleting yourself or the last active admin answers 422.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -21071,12 +21135,17 @@ func (c *ClientWithResponses) DeleteUserWithResponse(ctx context.Context, id Int
 	return ParseDeleteUserResponse(rsp)
 }
 
-// UpdateUserWithBodyWithResponse Change a user's name or workspace role (workspace admin)
+// UpdateUserWithBodyWithResponse Change a user's name, workspace role or activation (workspace admin)
 //
 // Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-// `name` and the workspace `role`. A new role applies from the user's next request on,
-// and their open streams end. Demoting the last admin answers 422; an admin may demote
-// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+// `name`, the workspace `role` and `active`. A new role applies from the user's next
+// request on, and their open streams end. Demoting the last active admin answers 422; an
+// admin may demote themselves otherwise. `active: false` deactivates the user: their
+// sessions are deleted, their personal access tokens are refused while they stay
+// deactivated, their open streams end on every instance and they cannot sign in; every
+// next request with their credentials answers 401. `active: true` reactivates them (their
+// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21089,12 +21158,17 @@ func (c *ClientWithResponses) UpdateUserWithBodyWithResponse(ctx context.Context
 	return ParseUpdateUserResponse(rsp)
 }
 
-// UpdateUserWithResponse Change a user's name or workspace role (workspace admin)
+// UpdateUserWithResponse Change a user's name, workspace role or activation (workspace admin)
 //
 // Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-// `name` and the workspace `role`. A new role applies from the user's next request on,
-// and their open streams end. Demoting the last admin answers 422; an admin may demote
-// themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+// `name`, the workspace `role` and `active`. A new role applies from the user's next
+// request on, and their open streams end. Demoting the last active admin answers 422; an
+// admin may demote themselves otherwise. `active: false` deactivates the user: their
+// sessions are deleted, their personal access tokens are refused while they stay
+// deactivated, their open streams end on every instance and they cannot sign in; every
+// next request with their credentials answers 401. `active: true` reactivates them (their
+// tokens work again; they sign in anew). Deactivating yourself or the last active admin
+// answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

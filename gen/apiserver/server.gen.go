@@ -1322,11 +1322,18 @@ type TokenScope string
 
 // User defines model for User.
 type User struct {
+	// Active False while the user is deactivated: they cannot sign in and every credential of
+	// theirs is refused (docs/reference/identity.md, Deactivation).
+	Active    bool      `json:"active"`
 	CreatedAt time.Time `json:"created_at"`
 	Email     string    `json:"email"`
 	Id        int64     `json:"id"`
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
+
+	// SsoLinked Whether the user is linked to the organisation's identity provider. Always false
+	// until single sign-on links users.
+	SsoLinked bool `json:"sso_linked"`
 }
 
 // UserInput defines model for UserInput.
@@ -1339,8 +1346,11 @@ type UserInput struct {
 
 // UserPatch defines model for UserPatch.
 type UserPatch struct {
-	Name *string `json:"name,omitempty"`
-	Role *Role   `json:"role,omitempty"`
+	// Active `false` deactivates the user, `true` reactivates them (docs/reference/identity.md,
+	// Deactivation).
+	Active *bool   `json:"active,omitempty"`
+	Name   *string `json:"name,omitempty"`
+	Role   *Role   `json:"role,omitempty"`
 }
 
 // Webhook defines model for Webhook.
@@ -1852,7 +1862,7 @@ type ServerInterface interface {
 	// DeleteUser Delete a user (workspace admin)
 	// (DELETE /api/users/{id})
 	DeleteUser(w http.ResponseWriter, r *http.Request, id IntegerId)
-	// UpdateUser Change a user's name or workspace role (workspace admin)
+	// UpdateUser Change a user's name, workspace role or activation (workspace admin)
 	// (PATCH /api/users/{id})
 	UpdateUser(w http.ResponseWriter, r *http.Request, id IntegerId)
 }
@@ -12055,7 +12065,7 @@ type StrictServerInterface interface {
 	// DeleteUser Delete a user (workspace admin)
 	// (DELETE /api/users/{id})
 	DeleteUser(ctx context.Context, request DeleteUserRequestObject) (DeleteUserResponseObject, error)
-	// UpdateUser Change a user's name or workspace role (workspace admin)
+	// UpdateUser Change a user's name, workspace role or activation (workspace admin)
 	// (PATCH /api/users/{id})
 	UpdateUser(ctx context.Context, request UpdateUserRequestObject) (UpdateUserResponseObject, error)
 }

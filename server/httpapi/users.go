@@ -33,14 +33,14 @@ func (h *Handlers) CreateUser(ctx context.Context, req apiserver.CreateUserReque
 	return apiserver.CreateUser200JSONResponse(userJSON(u)), nil
 }
 
-// UpdateUser changes a user's name or workspace role.
+// UpdateUser changes a user's name, workspace role or activation.
 func (h *Handlers) UpdateUser(ctx context.Context, req apiserver.UpdateUserRequestObject) (apiserver.UpdateUserResponseObject, error) {
 	var role *string
 	if req.Body.Role != nil {
 		r := string(*req.Body.Role)
 		role = &r
 	}
-	u, err := h.identity.UpdateUser(ctx, auth.FromContext(ctx), req.Id, identity.UserPatch{Name: req.Body.Name, Role: role})
+	u, err := h.identity.UpdateUser(ctx, auth.FromContext(ctx), req.Id, identity.UserPatch{Name: req.Body.Name, Role: role, Active: req.Body.Active})
 	if err != nil {
 		return nil, err
 	}
@@ -56,5 +56,8 @@ func (h *Handlers) DeleteUser(ctx context.Context, req apiserver.DeleteUserReque
 }
 
 func userJSON(u db.ListUsersRow) apiserver.User {
-	return apiserver.User{Id: u.ID, Name: u.Name, Email: u.Email, Role: apiserver.Role(u.Role), CreatedAt: u.CreatedAt}
+	return apiserver.User{
+		Id: u.ID, Name: u.Name, Email: u.Email, Role: apiserver.Role(u.Role),
+		Active: u.Active, SsoLinked: u.SsoLinked, CreatedAt: u.CreatedAt,
+	}
 }

@@ -27,11 +27,15 @@ const (
 	lockDuration     = 15 * time.Minute
 )
 
-var errBadCredentials = apperr.E(apperr.Unauthenticated, "invalid credentials")
+var (
+	errBadCredentials = apperr.E(apperr.Unauthenticated, "invalid credentials")
+	errDeactivated    = apperr.E(apperr.Unauthenticated, "this account is deactivated")
+)
 
 // Authenticate resolves credentials to a principal, reading the database
-// every time so that a revoked key, a deleted token or user, an ended session
-// or a changed role takes effect on the very next request on every instance.
+// every time so that a revoked key, a deleted token or user, an ended session,
+// a changed role or a deactivated user takes effect on the very next request
+// on every instance.
 func (s *Service) Authenticate(ctx context.Context, c auth.Credentials) (*auth.Principal, error) {
 	q := db.New(s.pool)
 	now := s.now()
@@ -155,16 +159,21 @@ type Session struct {
 // loginOutcome is decided inside the transaction and turned into an error
 // only after commit, so a failed attempt's count is kept.
 type loginOutcome struct {
-	session    *Session
-	remaining  int
-	retryAfter int
+	session     *Session
+	remaining   int
+	retryAfter  int
+	deactivated bool
 }
 
 // Login checks an email and password under the lockout rules and, on
 // success, starts a session. Failures are counted per lowercased address
 // whether or not an account exists, and an unknown address costs the same
 // password-hash time as a wrong password, so responses never reveal which
-// addresses exist (docs/reference/identity.md, Login lockout).
+// addresses exist (docs/reference/identity.md, Login lockout). A deactivated
+// user is refused only after the lockout check and the right password, so the
+// refusal tells nothing to whoever does not know the password; it neither
+// counts as a failure nor clears the failures counted so far
+// (docs/reference/identity.md, Deactivation).
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	addr := strings.ToLower(strings.TrimSpace(email))
 	now := s.now()
@@ -191,7 +200,11 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 			auth.DummyCheck(password)
 		case err != nil:
 			return loginOutcome{}, err
-		case auth.CheckPassword(user.PasswordHash, password):
+		case !auth.CheckPassword(user.PasswordHash, password):
+			// a wrong password: counted below
+		case !user.Active:
+			return loginOutcome{deactivated: true, remaining: max(0, maxLoginFailures-int(att.Failures))}, nil
+		default:
 			if err := q.DeleteLoginAttempt(ctx, addr); err != nil {
 				return loginOutcome{}, err
 			}
@@ -218,6 +231,8 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	switch {
 	case out.retryAfter > 0:
 		return Session{}, apperr.E(apperr.TooManyRequests, "too many failed logins; try again later").With("retry_after_seconds", out.retryAfter)
+	case out.deactivated:
+		return Session{}, errDeactivated.With("attempts_remaining", out.remaining)
 	case out.session == nil:
 		return Session{}, errBadCredentials.With("attempts_remaining", out.remaining)
 	}

@@ -20,6 +20,8 @@ var (
 	errDeleteSelf    = apperr.E(apperr.Invalid, "you cannot delete yourself")
 	errLastAdmin     = apperr.E(apperr.Invalid, "the last workspace admin cannot be deleted")
 	errDemoteLastAdm = apperr.E(apperr.Invalid, "the last workspace admin cannot be demoted")
+	errDeactSelf     = apperr.E(apperr.Invalid, "you cannot deactivate yourself")
+	errDeactLastAdm  = apperr.E(apperr.Invalid, "the last active workspace admin cannot be deactivated")
 )
 
 // UserInput is a new workspace user.
@@ -34,6 +36,9 @@ type UserInput struct {
 type UserPatch struct {
 	Name *string
 	Role *string
+	// Active false deactivates the user, true reactivates them
+	// (docs/reference/identity.md, Deactivation).
+	Active *bool
 }
 
 // ListUsers returns the workspace's users, newest first, without password
@@ -81,10 +86,15 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInpu
 	return db.ListUsersRow(u), nil
 }
 
-// UpdateUser changes a user's name or workspace role (an extension, see
-// docs/api.md). One admin always remains, so demoting the last one is invalid
-// (docs/reference/identity.md, Invariants); the workspace row lock makes
-// concurrent demotions and deletions count one after another. Workspace admin.
+// UpdateUser changes a user's name, workspace role or whether they are
+// active (extensions, see docs/api.md). One active admin always remains, so
+// demoting or deactivating the last one is invalid, and nobody deactivates
+// themselves (docs/reference/identity.md, Invariants); the workspace row lock
+// makes concurrent demotions, deactivations and deletions count one after
+// another. Deactivating deletes the user's sessions and, through the trigger
+// on users.active, revokes everything they hold on every instance; their
+// tokens are refused while they stay deactivated (docs/reference/identity.md,
+// Deactivation). Workspace admin.
 func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, patch UserPatch) (db.ListUsersRow, error) {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return db.ListUsersRow{}, err
@@ -101,8 +111,13 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 			return db.ListUsersRow{}, err
 		}
 	}
+	demotes := patch.Role != nil && *patch.Role != auth.RoleAdmin
+	deactivates := patch.Active != nil && !*patch.Active
+	if deactivates && id == p.UserID {
+		return db.ListUsersRow{}, errDeactSelf
+	}
 	return txV(ctx, s, func(q *db.Queries) (db.ListUsersRow, error) {
-		if patch.Role != nil && *patch.Role != auth.RoleAdmin {
+		if demotes || deactivates {
 			if err := q.LockWorkspace(ctx); err != nil {
 				return db.ListUsersRow{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
 			}
@@ -111,14 +126,27 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 		if err != nil {
 			return db.ListUsersRow{}, err
 		}
-		if u.Role == auth.RoleAdmin && patch.Role != nil && *patch.Role != auth.RoleAdmin {
-			if err := ensureAnotherAdmin(ctx, q, errDemoteLastAdm); err != nil {
+		// An inactive admin is not counted, so demoting or deactivating
+		// one never needs another.
+		if u.Role == auth.RoleAdmin && u.Active {
+			switch {
+			case deactivates:
+				err = ensureAnotherAdmin(ctx, q, errDeactLastAdm)
+			case demotes:
+				err = ensureAnotherAdmin(ctx, q, errDemoteLastAdm)
+			}
+			if err != nil {
 				return db.ListUsersRow{}, err
 			}
 		}
-		updated, err := q.UpdateUser(ctx, db.UpdateUserParams{ID: id, Name: patch.Name, Role: patch.Role})
+		updated, err := q.UpdateUser(ctx, db.UpdateUserParams{ID: id, Name: patch.Name, Role: patch.Role, Active: patch.Active})
 		if err != nil {
 			return db.ListUsersRow{}, fmt.Errorf("update user: %w", store.AdaptError(err))
+		}
+		if deactivates {
+			if err := q.DeleteSessionsByUser(ctx, id); err != nil {
+				return db.ListUsersRow{}, fmt.Errorf("end sessions: %w", store.AdaptError(err))
+			}
 		}
 		return db.ListUsersRow(updated), nil
 	})
@@ -126,9 +154,9 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 
 // DeleteUser deletes a user and, by cascade, their sessions, tokens and project
 // memberships, so every credential of theirs stops working at once. Deleting
-// yourself or the last admin is invalid (docs/reference/identity.md,
-// Invariants); the workspace row lock makes concurrent deletions count one
-// after another. Workspace admin.
+// yourself or the last active admin is invalid; a deactivated admin may go
+// (docs/reference/identity.md, Invariants). The workspace row lock makes
+// concurrent deletions count one after another. Workspace admin.
 func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) error {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return err
@@ -144,7 +172,7 @@ func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) e
 		if err != nil {
 			return err
 		}
-		if u.Role == auth.RoleAdmin {
+		if u.Role == auth.RoleAdmin && u.Active {
 			if err := ensureAnotherAdmin(ctx, q, errLastAdmin); err != nil {
 				return err
 			}
@@ -168,8 +196,8 @@ func lockUser(ctx context.Context, q *db.Queries, id int64) (db.LockUserRow, err
 	return u, nil
 }
 
-// ensureAnotherAdmin returns errLast unless at least two workspace admins
-// exist, so that one may go. The caller holds the workspace row lock.
+// ensureAnotherAdmin returns errLast unless at least two active workspace
+// admins exist, so that one may go. The caller holds the workspace row lock.
 func ensureAnotherAdmin(ctx context.Context, q *db.Queries, errLast error) error {
 	n, err := q.CountWorkspaceAdmins(ctx)
 	if err != nil {

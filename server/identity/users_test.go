@@ -10,8 +10,8 @@ import (
 	"github.com/switchyard/switchyard/server/identity"
 )
 
-// One workspace admin always remains (docs/reference/identity.md, Invariants),
-// however the removals of admins race. The caller here is a principal the
+// One active workspace admin always remains (docs/reference/identity.md,
+// Invariants), however the removals and deactivations of admins race. The caller here is a principal the
 // database does not know as an admin, so that exactly the two admins below
 // count, and its own authentication cannot change mid-test as it would over
 // HTTP.
@@ -23,15 +23,22 @@ func TestLastAdminUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	caller := &auth.Principal{Kind: auth.KindUser, UserID: -1, Email: "ops@example.com", Role: auth.RoleAdmin}
-	viewer := auth.RoleViewer
+	viewer, inactive := auth.RoleViewer, false
 	remove := map[string]func(id int64) error{
+		"deactivate": func(id int64) error {
+			_, err := svc.UpdateUser(ctx, caller, id, identity.UserPatch{Active: &inactive})
+			return err
+		},
 		"delete": func(id int64) error { return svc.DeleteUser(ctx, caller, id) },
 		"demote": func(id int64) error {
 			_, err := svc.UpdateUser(ctx, caller, id, identity.UserPatch{Role: &viewer})
 			return err
 		},
 	}
-	for round, ops := range [][2]string{{"delete", "delete"}, {"demote", "demote"}, {"delete", "demote"}, {"demote", "delete"}} {
+	for round, ops := range [][2]string{
+		{"delete", "delete"}, {"demote", "demote"}, {"delete", "demote"}, {"demote", "delete"},
+		{"deactivate", "deactivate"}, {"deactivate", "delete"}, {"demote", "deactivate"},
+	} {
 		t.Run(fmt.Sprintf("%s and %s", ops[0], ops[1]), func(t *testing.T) {
 			if _, err := pool.Exec(ctx, `UPDATE users SET role = 'viewer'`); err != nil {
 				t.Fatal(err)
@@ -72,10 +79,63 @@ func TestLastAdminUnderConcurrency(t *testing.T) {
 				t.Errorf("%d of the two removals succeeded (%v), want exactly 1", succeeded, errs)
 			}
 			var admins int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin'`).Scan(&admins); err != nil || admins != 1 {
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin' AND active`).Scan(&admins); err != nil || admins != 1 {
 				t.Errorf("%d admins left (%v), want 1", admins, err)
 			}
 		})
+	}
+}
+
+// Deactivated admins do not count towards the last admin: with one active
+// admin left, demoting, deleting or deactivating that one is invalid, while a
+// deactivated admin may be deleted or demoted. Nobody deactivates themself.
+func TestOnlyActiveAdminsCount(t *testing.T) {
+	t.Parallel()
+	svc, _, _ := newService(t)
+	ctx := t.Context()
+	boot := &auth.Principal{Kind: auth.KindUser, UserID: -1, Role: auth.RoleAdmin}
+	var ids [3]int64
+	for i := range ids {
+		u, err := svc.CreateUser(ctx, boot, identity.UserInput{Name: "A", Email: fmt.Sprintf("a%d@example.com", i), Role: auth.RoleAdmin, Password: "long enough"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = u.ID
+	}
+	active, inactive, viewer := true, false, auth.RoleViewer
+	self := &auth.Principal{Kind: auth.KindUser, UserID: ids[0], Role: auth.RoleAdmin}
+	if _, err := svc.UpdateUser(ctx, self, ids[0], identity.UserPatch{Active: &inactive}); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("deactivating yourself: %v, want Invalid", err)
+	}
+	if _, err := svc.UpdateUser(ctx, self, ids[0], identity.UserPatch{Active: &active}); err != nil {
+		t.Errorf("reactivating yourself, a no-op: %v", err)
+	}
+	for _, id := range ids[1:] {
+		u, err := svc.UpdateUser(ctx, self, id, identity.UserPatch{Active: &inactive})
+		if err != nil || u.Active {
+			t.Fatalf("deactivating admin %d: %+v %v", id, u, err)
+		}
+	}
+	// ids[0] is the last active admin: boot stands for a caller the
+	// database does not know, as a request already authenticated would.
+	if _, err := svc.UpdateUser(ctx, boot, ids[0], identity.UserPatch{Active: &inactive}); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("deactivating the last active admin: %v, want Invalid", err)
+	}
+	if _, err := svc.UpdateUser(ctx, boot, ids[0], identity.UserPatch{Role: &viewer}); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("demoting the last active admin: %v, want Invalid", err)
+	}
+	if err := svc.DeleteUser(ctx, boot, ids[0]); apperr.KindOf(err) != apperr.Invalid {
+		t.Errorf("deleting the last active admin: %v, want Invalid", err)
+	}
+	if _, err := svc.UpdateUser(ctx, self, ids[1], identity.UserPatch{Role: &viewer}); err != nil {
+		t.Errorf("demoting a deactivated admin: %v", err)
+	}
+	if err := svc.DeleteUser(ctx, self, ids[2]); err != nil {
+		t.Errorf("deleting a deactivated admin: %v", err)
+	}
+	u, err := svc.UpdateUser(ctx, self, ids[1], identity.UserPatch{Active: &active})
+	if err != nil || !u.Active || u.SsoLinked {
+		t.Errorf("reactivating: %+v %v, want active and not linked", u, err)
 	}
 }
 

@@ -130,7 +130,10 @@ export interface paths {
          *     Failures are counted per address, whether or not an account exists, so answers never
          *     reveal which addresses exist: the 5th failure within 10 minutes locks the address for 15
          *     minutes, and every attempt during the lock, even with the right password, answers 429
-         *     with `retry_after_seconds`. A success resets the count.
+         *     with `retry_after_seconds`. A success resets the count. A deactivated user's right
+         *     password answers 401 "this account is deactivated" with the unchanged
+         *     `attempts_remaining`: it is not a failure, and only the right password reveals it
+         *     (docs/reference/identity.md, Deactivation).
          */
         post: operations["login"];
         delete?: never;
@@ -1822,17 +1825,22 @@ export interface paths {
          * Delete a user (workspace admin)
          * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Cascades to
          *     the user's sessions, tokens and memberships: every credential of theirs stops working at
-         *     once and their open streams end. Deleting yourself or the last admin answers 422.
+         *     once and their open streams end. Deleting yourself or the last active admin answers 422.
          */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
-         * Change a user's name or workspace role (workspace admin)
+         * Change a user's name, workspace role or activation (workspace admin)
          * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Changes
-         *     `name` and the workspace `role`. A new role applies from the user's next request on,
-         *     and their open streams end. Demoting the last admin answers 422; an admin may demote
-         *     themselves otherwise. See docs/reference/identity.md, Roles and Invariants.
+         *     `name`, the workspace `role` and `active`. A new role applies from the user's next
+         *     request on, and their open streams end. Demoting the last active admin answers 422; an
+         *     admin may demote themselves otherwise. `active: false` deactivates the user: their
+         *     sessions are deleted, their personal access tokens are refused while they stay
+         *     deactivated, their open streams end on every instance and they cannot sign in; every
+         *     next request with their credentials answers 401. `active: true` reactivates them (their
+         *     tokens work again; they sign in anew). Deactivating yourself or the last active admin
+         *     answers 422. See docs/reference/identity.md, Roles, Invariants and Deactivation.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -2247,6 +2255,16 @@ export interface components {
             name: string;
             email: string;
             role: components["schemas"]["Role"];
+            /**
+             * @description False while the user is deactivated: they cannot sign in and every credential of
+             *     theirs is refused (docs/reference/identity.md, Deactivation).
+             */
+            active: boolean;
+            /**
+             * @description Whether the user is linked to the organisation's identity provider. Always false
+             *     until single sign-on links users.
+             */
+            sso_linked: boolean;
             /** Format: date-time */
             created_at: string;
         };
@@ -2260,6 +2278,11 @@ export interface components {
         UserPatch: {
             name?: string;
             role?: components["schemas"]["Role"];
+            /**
+             * @description `false` deactivates the user, `true` reactivates them (docs/reference/identity.md,
+             *     Deactivation).
+             */
+            active?: boolean;
         };
         /** @enum {string} */
         FlagType: "boolean" | "string" | "integer" | "json";
@@ -3213,7 +3236,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            /** @description Wrong email or password. */
+            /** @description Wrong email or password, or a deactivated user. */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-// Workspace users (workspace admins): list, create, edit name/role, delete.
+// Workspace users (workspace admins): list, create, edit name/role, deactivate/reactivate, delete.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { fieldErrorOf, ApiError, unwrap, type Schemas } from "../../api/client";
@@ -36,6 +36,7 @@ export default function Users() {
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<User | null>(null);
   const [deleting, setDeleting] = useState<User | null>(null);
+  const [toggling, setToggling] = useState<User | null>(null);
   const [status, setStatus] = useState("");
 
   const remove = useMutation({
@@ -43,6 +44,19 @@ export default function Users() {
     onSuccess: (_d, u) => {
       setDeleting(null);
       setStatus(`Deleted ${u.email}.`);
+      void qc.invalidateQueries({ queryKey: usersKey });
+    },
+  });
+
+  // Deactivation (docs/reference/identity.md, Deactivation): the user keeps their
+  // row and tokens, but every session ends and nothing of theirs is accepted
+  // until they are reactivated.
+  const setActive = useMutation({
+    mutationFn: (u: User) =>
+      unwrap(api.PATCH("/api/users/{id}", { params: { path: { id: u.id } }, body: { active: !u.active } })),
+    onSuccess: (u) => {
+      setToggling(null);
+      setStatus(u.active ? `Reactivated ${u.email}.` : `Deactivated ${u.email}.`);
       void qc.invalidateQueries({ queryKey: usersKey });
     },
   });
@@ -75,6 +89,7 @@ export default function Users() {
                 <th scope="col">Name</th>
                 <th scope="col">Email</th>
                 <th scope="col">Workspace role</th>
+                <th scope="col">Status</th>
                 <th scope="col">Created</th>
                 <th scope="col">
                   <span className="sr-only">Actions</span>
@@ -83,7 +98,7 @@ export default function Users() {
             </thead>
             <tbody>
               {users.data.map((u) => (
-                <tr key={u.id}>
+                <tr key={u.id} className={u.active ? undefined : "user-deactivated"}>
                   <th scope="row">
                     {u.name}
                     {me.data?.id === u.id && <span className="muted"> (you)</span>}
@@ -93,12 +108,41 @@ export default function Users() {
                     <span className={`pill${u.role === "admin" ? " pill-warning" : ""}`}>{u.role}</span>
                   </td>
                   <td>
+                    {u.active ? (
+                      <span className="pill pill-success">active</span>
+                    ) : (
+                      <span className="pill pill-danger">deactivated</span>
+                    )}
+                    {u.sso_linked && (
+                      <>
+                        {" "}
+                        <span className="pill" title="Linked to the organisation's identity provider">
+                          SSO linked
+                        </span>
+                      </>
+                    )}
+                  </td>
+                  <td>
                     <Time value={u.created_at} />
                   </td>
                   <td className="actions-cell">
                     <Button className="btn-small" aria-label={`Edit ${u.email}`} onClick={() => setEditing(u)}>
                       Edit
                     </Button>{" "}
+                    {me.data?.id !== u.id && (
+                      <>
+                        <Button
+                          className="btn-small"
+                          aria-label={`${u.active ? "Deactivate" : "Reactivate"} ${u.email}`}
+                          onClick={() => {
+                            setActive.reset();
+                            setToggling(u);
+                          }}
+                        >
+                          {u.active ? "Deactivate" : "Reactivate"}
+                        </Button>{" "}
+                      </>
+                    )}
                     <Button
                       className="btn-small"
                       variant="danger"
@@ -136,6 +180,29 @@ export default function Users() {
             if (u.id === me.data?.id) void qc.invalidateQueries({ queryKey: keys.me });
           }}
         />
+      )}
+      {toggling && (
+        <ConfirmDialog
+          action="manage workspace users"
+          title={`${toggling.active ? "Deactivate" : "Reactivate"} ${toggling.name}?`}
+          confirmLabel={toggling.active ? "Deactivate user" : "Reactivate user"}
+          busy={setActive.isPending}
+          error={setActive.error}
+          onConfirm={() => setActive.mutate(toggling)}
+          onClose={() => setToggling(null)}
+        >
+          {toggling.active ? (
+            <p>
+              {toggling.email} is signed out everywhere at once and cannot sign in; their personal access tokens are refused
+              and their open streams end. Their account, memberships and tokens are kept, so you can reactivate them later.
+            </p>
+          ) : (
+            <p>
+              {toggling.email} can sign in again, and their personal access tokens work again. Sessions ended by the
+              deactivation stay ended.
+            </p>
+          )}
+        </ConfirmDialog>
       )}
       {deleting && (
         <ConfirmDialog
