@@ -351,6 +351,37 @@ type ScheduledChange struct {
 	CreatedAt     time.Time
 }
 
+type ScimGroup struct {
+	ID          uuid.UUID
+	DisplayName string
+	ExternalID  *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type ScimGroupMember struct {
+	GroupID uuid.UUID
+	UserID  int64
+}
+
+type ScimToken struct {
+	ID         int64
+	Name       string
+	Hash       []byte
+	Prefix     string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+}
+
+type ScimUser struct {
+	UserID     int64
+	ExternalID *string
+	GivenName  *string
+	FamilyName *string
+	Deleted    bool
+	UpdatedAt  time.Time
+}
+
 type Segment struct {
 	ID            uuid.UUID
 	EnvironmentID uuid.UUID

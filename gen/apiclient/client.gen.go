@@ -513,6 +513,51 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for ScimErrorSchemas.
+const (
+	UrnIetfParamsScimApiMessages20Error ScimErrorSchemas = "urn:ietf:params:scim:api:messages:2.0:Error"
+)
+
+// Valid indicates whether the value is a known member of the ScimErrorSchemas enum.
+func (e ScimErrorSchemas) Valid() bool {
+	switch e {
+	case UrnIetfParamsScimApiMessages20Error:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScimErrorScimType.
+const (
+	InvalidFilter ScimErrorScimType = "invalidFilter"
+	InvalidPath   ScimErrorScimType = "invalidPath"
+	InvalidSyntax ScimErrorScimType = "invalidSyntax"
+	InvalidValue  ScimErrorScimType = "invalidValue"
+	NoTarget      ScimErrorScimType = "noTarget"
+	Uniqueness    ScimErrorScimType = "uniqueness"
+)
+
+// Valid indicates whether the value is a known member of the ScimErrorScimType enum.
+func (e ScimErrorScimType) Valid() bool {
+	switch e {
+	case InvalidFilter:
+		return true
+	case InvalidPath:
+		return true
+	case InvalidSyntax:
+		return true
+	case InvalidValue:
+		return true
+	case NoTarget:
+		return true
+	case Uniqueness:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SdkKeyKind.
 const (
 	SdkKeyKindClient SdkKeyKind = "client"
@@ -1366,6 +1411,73 @@ type ScheduledChangeInput struct {
 	ScheduledAt time.Time `json:"scheduled_at"`
 }
 
+// ScimError A SCIM error (RFC 7644, section 3.12); `status` is a string.
+type ScimError struct {
+	Detail   *string            `json:"detail,omitempty"`
+	Schemas  []ScimErrorSchemas `json:"schemas"`
+	ScimType *ScimErrorScimType `json:"scimType,omitempty"`
+	Status   string             `json:"status"`
+}
+
+// ScimErrorSchemas defines model for ScimError.Schemas.
+type ScimErrorSchemas string
+
+// ScimErrorScimType defines model for ScimError.ScimType.
+type ScimErrorScimType string
+
+// ScimListResponse defines model for ScimListResponse.
+type ScimListResponse struct {
+	Resources    []ScimResource `json:"Resources"`
+	ItemsPerPage int            `json:"itemsPerPage"`
+	Schemas      []string       `json:"schemas"`
+	StartIndex   int            `json:"startIndex"`
+	TotalResults int            `json:"totalResults"`
+}
+
+// ScimPatch A SCIM PATCH request (RFC 7644, section 3.5.2).
+type ScimPatch struct {
+	Operations []struct {
+		Op    string      `json:"op"`
+		Path  *string     `json:"path,omitempty"`
+		Value interface{} `json:"value,omitempty"`
+	} `json:"Operations"`
+	Schemas *[]string `json:"schemas,omitempty"`
+}
+
+// ScimResource A SCIM resource (RFC 7643), such as a User or a Group.
+type ScimResource struct {
+	Id                   *string                `json:"id,omitempty"`
+	Schemas              []string               `json:"schemas"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ScimToken defines model for ScimToken.
+type ScimToken struct {
+	CreatedAt  time.Time  `json:"created_at"`
+	Id         int64      `json:"id"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	Name       string     `json:"name"`
+
+	// Prefix The token's first 12 characters.
+	Prefix string `json:"prefix"`
+}
+
+// ScimTokenCreated defines model for ScimTokenCreated.
+type ScimTokenCreated struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Prefix    string    `json:"prefix"`
+
+	// Token The full token, `scim_…`; shown only in this response.
+	Token string `json:"token"`
+}
+
+// ScimTokenInput defines model for ScimTokenInput.
+type ScimTokenInput struct {
+	Name string `json:"name"`
+}
+
 // SdkKey defines model for SdkKey.
 type SdkKey struct {
 	CreatedAt       time.Time          `json:"created_at"`
@@ -1673,6 +1785,21 @@ type MethodNotAllowed = Error
 // NotFound defines model for NotFound.
 type NotFound = Error
 
+// ScimBadRequest A SCIM error (RFC 7644, section 3.12); `status` is a string.
+type ScimBadRequest = ScimError
+
+// ScimConflict A SCIM error (RFC 7644, section 3.12); `status` is a string.
+type ScimConflict = ScimError
+
+// ScimNotFound A SCIM error (RFC 7644, section 3.12); `status` is a string.
+type ScimNotFound = ScimError
+
+// ScimTooLarge A SCIM error (RFC 7644, section 3.12); `status` is a string.
+type ScimTooLarge = ScimError
+
+// ScimUnauthorized A SCIM error (RFC 7644, section 3.12); `status` is a string.
+type ScimUnauthorized = ScimError
+
 // ServiceUnavailable defines model for ServiceUnavailable.
 type ServiceUnavailable = Error
 
@@ -1762,6 +1889,20 @@ type OfrepEvaluateFlagsParams struct {
 // OfrepEventsParams defines parameters for OfrepEvents.
 type OfrepEventsParams struct {
 	Token string `form:"token" json:"token"`
+}
+
+// ScimListGroupsParams defines parameters for ScimListGroups.
+type ScimListGroupsParams struct {
+	Filter     *string `form:"filter,omitempty" json:"filter,omitempty"`
+	StartIndex *int    `form:"startIndex,omitempty" json:"startIndex,omitempty"`
+	Count      *int    `form:"count,omitempty" json:"count,omitempty"`
+}
+
+// ScimListUsersParams defines parameters for ScimListUsers.
+type ScimListUsersParams struct {
+	Filter     *string `form:"filter,omitempty" json:"filter,omitempty"`
+	StartIndex *int    `form:"startIndex,omitempty" json:"startIndex,omitempty"`
+	Count      *int    `form:"count,omitempty" json:"count,omitempty"`
 }
 
 // StreamParams defines parameters for Stream.
@@ -1863,11 +2004,32 @@ type CreateUserJSONRequestBody = UserInput
 // UpdateUserJSONRequestBody defines body for UpdateUser for application/json ContentType.
 type UpdateUserJSONRequestBody = UserPatch
 
+// CreateScimTokenJSONRequestBody defines body for CreateScimToken for application/json ContentType.
+type CreateScimTokenJSONRequestBody = ScimTokenInput
+
 // OfrepEvaluateFlagsJSONRequestBody defines body for OfrepEvaluateFlags for application/json ContentType.
 type OfrepEvaluateFlagsJSONRequestBody = OfrepRequest
 
 // OfrepEvaluateFlagJSONRequestBody defines body for OfrepEvaluateFlag for application/json ContentType.
 type OfrepEvaluateFlagJSONRequestBody = OfrepRequest
+
+// ScimCreateGroupApplicationScimPlusJSONRequestBody defines body for ScimCreateGroup for application/scim+json ContentType.
+type ScimCreateGroupApplicationScimPlusJSONRequestBody = ScimResource
+
+// ScimPatchGroupApplicationScimPlusJSONRequestBody defines body for ScimPatchGroup for application/scim+json ContentType.
+type ScimPatchGroupApplicationScimPlusJSONRequestBody = ScimPatch
+
+// ScimReplaceGroupApplicationScimPlusJSONRequestBody defines body for ScimReplaceGroup for application/scim+json ContentType.
+type ScimReplaceGroupApplicationScimPlusJSONRequestBody = ScimResource
+
+// ScimCreateUserApplicationScimPlusJSONRequestBody defines body for ScimCreateUser for application/scim+json ContentType.
+type ScimCreateUserApplicationScimPlusJSONRequestBody = ScimResource
+
+// ScimPatchUserApplicationScimPlusJSONRequestBody defines body for ScimPatchUser for application/scim+json ContentType.
+type ScimPatchUserApplicationScimPlusJSONRequestBody = ScimPatch
+
+// ScimReplaceUserApplicationScimPlusJSONRequestBody defines body for ScimReplaceUser for application/scim+json ContentType.
+type ScimReplaceUserApplicationScimPlusJSONRequestBody = ScimResource
 
 // Getter for additional properties for OfrepResult_Metadata. Returns the specified
 // element and whether it was found
@@ -1924,6 +2086,89 @@ func (a OfrepResult_Metadata) MarshalJSON() ([]byte, error) {
 	object["version"], err = json.Marshal(a.Version)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ScimResource. Returns the specified
+// element and whether it was found
+func (a ScimResource) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ScimResource
+func (a *ScimResource) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ScimResource to handle AdditionalProperties
+func (a *ScimResource) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["id"]; found {
+		err = json.Unmarshal(raw, &a.Id)
+		if err != nil {
+			return fmt.Errorf("error reading 'id': %w", err)
+		}
+		delete(object, "id")
+	}
+
+	if raw, found := object["schemas"]; found {
+		err = json.Unmarshal(raw, &a.Schemas)
+		if err != nil {
+			return fmt.Errorf("error reading 'schemas': %w", err)
+		}
+		delete(object, "schemas")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ScimResource to handle AdditionalProperties
+func (a ScimResource) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Id != nil {
+		object["id"], err = json.Marshal(a.Id)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'id': %w", err)
+		}
+	}
+
+	if a.Schemas != nil {
+		object["schemas"], err = json.Marshal(a.Schemas)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'schemas': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -3549,6 +3794,43 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUser(ctx context.Context, id IntegerId, body UpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListScimTokens List SCIM tokens (workspace admin)
+	//
+	// Workspace admins (a `read_only` token may list). Newest first, with `prefix` and
+	// `last_used_at` (recorded at most once a minute), never the full value.
+	//
+	// Corresponds with GET /api/workspace/scim-tokens (the `ListScimTokens` operationId).
+	ListScimTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateScimTokenWithBody Create a SCIM token (workspace admin)
+	//
+	// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+	// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+	// The full value is in this response only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+	CreateScimTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateScimToken Create a SCIM token (workspace admin)
+	//
+	// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+	// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+	// The full value is in this response only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+	CreateScimToken(ctx context.Context, body CreateScimTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteScimToken Revoke a SCIM token (workspace admin)
+	//
+	// Workspace admins. The token answers 401 from its next request on. Unknown id: 404.
+	//
+	// Corresponds with DELETE /api/workspace/scim-tokens/{id} (the `DeleteScimToken` operationId).
+	DeleteScimToken(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetFlagsSnapshot All segment-expanded flags of the SDK key's environment
 	//
 	// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -3655,6 +3937,191 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /ofrep/v1/events (the `OfrepEvents` operationId).
 	OfrepEvents(ctx context.Context, params *OfrepEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimListGroups List or find groups (SCIM)
+	//
+	// `filter` is `displayName eq "…"` (case-insensitive) or `externalId eq "…"`; `startIndex` and `count` page as for users.
+	//
+	// Corresponds with GET /scim/v2/Groups (the `ScimListGroups` operationId).
+	ScimListGroups(ctx context.Context, params *ScimListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimCreateGroupWithBody Create a group (SCIM)
+	//
+	// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+	ScimCreateGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimCreateGroupWithApplicationScimPlusJSONBody Create a group (SCIM)
+	//
+	// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+	//
+	// Takes a body of the `application/scim+json` content type.
+	//
+	// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+	ScimCreateGroupWithApplicationScimPlusJSONBody(ctx context.Context, body ScimCreateGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimDeleteGroup Delete a group (SCIM)
+	//
+	// The group and its memberships go; its members stay.
+	//
+	// Corresponds with DELETE /scim/v2/Groups/{id} (the `ScimDeleteGroup` operationId).
+	ScimDeleteGroup(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimGetGroup One group (SCIM)
+	//
+	// 404 for an unknown id.
+	//
+	// Corresponds with GET /scim/v2/Groups/{id} (the `ScimGetGroup` operationId).
+	ScimGetGroup(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimPatchGroupWithBody Change a group (SCIM)
+	//
+	// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+	ScimPatchGroupWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimPatchGroupWithApplicationScimPlusJSONBody Change a group (SCIM)
+	//
+	// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+	//
+	// Takes a body of the `application/scim+json` content type.
+	//
+	// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+	ScimPatchGroupWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimPatchGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimReplaceGroupWithBody Replace a group (SCIM)
+	//
+	// Sets `displayName`, `externalId` and, when given, the whole member list.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+	ScimReplaceGroupWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimReplaceGroupWithApplicationScimPlusJSONBody Replace a group (SCIM)
+	//
+	// Sets `displayName`, `externalId` and, when given, the whole member list.
+	//
+	// Takes a body of the `application/scim+json` content type.
+	//
+	// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+	ScimReplaceGroupWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimReplaceGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimListResourceTypes SCIM resource types
+	//
+	// User and Group.
+	//
+	// Corresponds with GET /scim/v2/ResourceTypes (the `ScimListResourceTypes` operationId).
+	ScimListResourceTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimGetResourceType One SCIM resource type
+	//
+	// `User` or `Group`; anything else 404.
+	//
+	// Corresponds with GET /scim/v2/ResourceTypes/{id} (the `ScimGetResourceType` operationId).
+	ScimGetResourceType(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimListSchemas SCIM schemas
+	//
+	// The core User and Group schemas, with the attributes Switchyard keeps.
+	//
+	// Corresponds with GET /scim/v2/Schemas (the `ScimListSchemas` operationId).
+	ScimListSchemas(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimGetSchema One SCIM schema
+	//
+	// By its URN; anything else 404.
+	//
+	// Corresponds with GET /scim/v2/Schemas/{id} (the `ScimGetSchema` operationId).
+	ScimGetSchema(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimServiceProviderConfig SCIM service provider configuration
+	//
+	// What the SCIM service supports: PATCH and `attr eq "value"` filters; no bulk, sort, ETags or password changes.
+	//
+	// Corresponds with GET /scim/v2/ServiceProviderConfig (the `ScimServiceProviderConfig` operationId).
+	ScimServiceProviderConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimListUsers List or find users (SCIM)
+	//
+	// Every workspace user the provider has not deleted, oldest first. `filter` is `userName eq "…"` (case-insensitive) or `externalId eq "…"`; any other filter is 400 `invalidFilter`. `startIndex` (from 1) and `count` (default 100, at most 200) page.
+	//
+	// Corresponds with GET /scim/v2/Users (the `ScimListUsers` operationId).
+	ScimListUsers(ctx context.Context, params *ScimListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimCreateUserWithBody Provision a user (SCIM)
+	//
+	// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+	ScimCreateUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimCreateUserWithApplicationScimPlusJSONBody Provision a user (SCIM)
+	//
+	// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+	//
+	// Takes a body of the `application/scim+json` content type.
+	//
+	// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+	ScimCreateUserWithApplicationScimPlusJSONBody(ctx context.Context, body ScimCreateUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimDeleteUser Deprovision a user (SCIM)
+	//
+	// Deactivates the user and removes their project and group memberships; the row stays for the audit log, and SCIM answers 404 for it from then on.
+	//
+	// Corresponds with DELETE /scim/v2/Users/{id} (the `ScimDeleteUser` operationId).
+	ScimDeleteUser(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimGetUser One user (SCIM)
+	//
+	// 404 for an unknown id or a user the provider deleted.
+	//
+	// Corresponds with GET /scim/v2/Users/{id} (the `ScimGetUser` operationId).
+	ScimGetUser(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimPatchUserWithBody Change a user (SCIM)
+	//
+	// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+	ScimPatchUserWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimPatchUserWithApplicationScimPlusJSONBody Change a user (SCIM)
+	//
+	// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+	//
+	// Takes a body of the `application/scim+json` content type.
+	//
+	// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+	ScimPatchUserWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimPatchUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimReplaceUserWithBody Replace a user (SCIM)
+	//
+	// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+	ScimReplaceUserWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScimReplaceUserWithApplicationScimPlusJSONBody Replace a user (SCIM)
+	//
+	// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+	//
+	// Takes a body of the `application/scim+json` content type.
+	//
+	// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+	ScimReplaceUserWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimReplaceUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Stream Server-Sent Events stream of flag changes
 	//
@@ -6297,6 +6764,83 @@ func (c *Client) UpdateUser(ctx context.Context, id IntegerId, body UpdateUserJS
 	return c.Client.Do(req)
 }
 
+// ListScimTokens List SCIM tokens (workspace admin)
+//
+// Workspace admins (a `read_only` token may list). Newest first, with `prefix` and
+// `last_used_at` (recorded at most once a minute), never the full value.
+//
+// Corresponds with GET /api/workspace/scim-tokens (the `ListScimTokens` operationId).
+func (c *Client) ListScimTokens(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListScimTokensRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateScimTokenWithBody Create a SCIM token (workspace admin)
+//
+// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+// The full value is in this response only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+func (c *Client) CreateScimTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScimTokenRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateScimToken Create a SCIM token (workspace admin)
+//
+// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+// The full value is in this response only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+func (c *Client) CreateScimToken(ctx context.Context, body CreateScimTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScimTokenRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteScimToken Revoke a SCIM token (workspace admin)
+//
+// Workspace admins. The token answers 401 from its next request on. Unknown id: 404.
+//
+// Corresponds with DELETE /api/workspace/scim-tokens/{id} (the `DeleteScimToken` operationId).
+func (c *Client) DeleteScimToken(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteScimTokenRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetFlagsSnapshot All segment-expanded flags of the SDK key's environment
 //
 // Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -6484,6 +7028,421 @@ func (c *Client) OfrepEvaluateFlag(ctx context.Context, key string, body OfrepEv
 // Corresponds with GET /ofrep/v1/events (the `OfrepEvents` operationId).
 func (c *Client) OfrepEvents(ctx context.Context, params *OfrepEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOfrepEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimListGroups List or find groups (SCIM)
+//
+// `filter` is `displayName eq "…"` (case-insensitive) or `externalId eq "…"`; `startIndex` and `count` page as for users.
+//
+// Corresponds with GET /scim/v2/Groups (the `ScimListGroups` operationId).
+func (c *Client) ScimListGroups(ctx context.Context, params *ScimListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimListGroupsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimCreateGroupWithBody Create a group (SCIM)
+//
+// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+func (c *Client) ScimCreateGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimCreateGroupRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimCreateGroupWithApplicationScimPlusJSONBody Create a group (SCIM)
+//
+// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+//
+// Takes a body of the `application/scim+json` content type.
+//
+// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+func (c *Client) ScimCreateGroupWithApplicationScimPlusJSONBody(ctx context.Context, body ScimCreateGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimCreateGroupRequestWithApplicationScimPlusJSONBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimDeleteGroup Delete a group (SCIM)
+//
+// The group and its memberships go; its members stay.
+//
+// Corresponds with DELETE /scim/v2/Groups/{id} (the `ScimDeleteGroup` operationId).
+func (c *Client) ScimDeleteGroup(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimDeleteGroupRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimGetGroup One group (SCIM)
+//
+// 404 for an unknown id.
+//
+// Corresponds with GET /scim/v2/Groups/{id} (the `ScimGetGroup` operationId).
+func (c *Client) ScimGetGroup(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimGetGroupRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimPatchGroupWithBody Change a group (SCIM)
+//
+// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+func (c *Client) ScimPatchGroupWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimPatchGroupRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimPatchGroupWithApplicationScimPlusJSONBody Change a group (SCIM)
+//
+// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+//
+// Takes a body of the `application/scim+json` content type.
+//
+// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+func (c *Client) ScimPatchGroupWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimPatchGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimPatchGroupRequestWithApplicationScimPlusJSONBody(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimReplaceGroupWithBody Replace a group (SCIM)
+//
+// Sets `displayName`, `externalId` and, when given, the whole member list.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+func (c *Client) ScimReplaceGroupWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimReplaceGroupRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimReplaceGroupWithApplicationScimPlusJSONBody Replace a group (SCIM)
+//
+// Sets `displayName`, `externalId` and, when given, the whole member list.
+//
+// Takes a body of the `application/scim+json` content type.
+//
+// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+func (c *Client) ScimReplaceGroupWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimReplaceGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimReplaceGroupRequestWithApplicationScimPlusJSONBody(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimListResourceTypes SCIM resource types
+//
+// User and Group.
+//
+// Corresponds with GET /scim/v2/ResourceTypes (the `ScimListResourceTypes` operationId).
+func (c *Client) ScimListResourceTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimListResourceTypesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimGetResourceType One SCIM resource type
+//
+// `User` or `Group`; anything else 404.
+//
+// Corresponds with GET /scim/v2/ResourceTypes/{id} (the `ScimGetResourceType` operationId).
+func (c *Client) ScimGetResourceType(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimGetResourceTypeRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimListSchemas SCIM schemas
+//
+// The core User and Group schemas, with the attributes Switchyard keeps.
+//
+// Corresponds with GET /scim/v2/Schemas (the `ScimListSchemas` operationId).
+func (c *Client) ScimListSchemas(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimListSchemasRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimGetSchema One SCIM schema
+//
+// By its URN; anything else 404.
+//
+// Corresponds with GET /scim/v2/Schemas/{id} (the `ScimGetSchema` operationId).
+func (c *Client) ScimGetSchema(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimGetSchemaRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimServiceProviderConfig SCIM service provider configuration
+//
+// What the SCIM service supports: PATCH and `attr eq "value"` filters; no bulk, sort, ETags or password changes.
+//
+// Corresponds with GET /scim/v2/ServiceProviderConfig (the `ScimServiceProviderConfig` operationId).
+func (c *Client) ScimServiceProviderConfig(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimServiceProviderConfigRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimListUsers List or find users (SCIM)
+//
+// Every workspace user the provider has not deleted, oldest first. `filter` is `userName eq "…"` (case-insensitive) or `externalId eq "…"`; any other filter is 400 `invalidFilter`. `startIndex` (from 1) and `count` (default 100, at most 200) page.
+//
+// Corresponds with GET /scim/v2/Users (the `ScimListUsers` operationId).
+func (c *Client) ScimListUsers(ctx context.Context, params *ScimListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimListUsersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimCreateUserWithBody Provision a user (SCIM)
+//
+// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+func (c *Client) ScimCreateUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimCreateUserRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimCreateUserWithApplicationScimPlusJSONBody Provision a user (SCIM)
+//
+// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+//
+// Takes a body of the `application/scim+json` content type.
+//
+// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+func (c *Client) ScimCreateUserWithApplicationScimPlusJSONBody(ctx context.Context, body ScimCreateUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimCreateUserRequestWithApplicationScimPlusJSONBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimDeleteUser Deprovision a user (SCIM)
+//
+// Deactivates the user and removes their project and group memberships; the row stays for the audit log, and SCIM answers 404 for it from then on.
+//
+// Corresponds with DELETE /scim/v2/Users/{id} (the `ScimDeleteUser` operationId).
+func (c *Client) ScimDeleteUser(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimDeleteUserRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimGetUser One user (SCIM)
+//
+// 404 for an unknown id or a user the provider deleted.
+//
+// Corresponds with GET /scim/v2/Users/{id} (the `ScimGetUser` operationId).
+func (c *Client) ScimGetUser(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimGetUserRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimPatchUserWithBody Change a user (SCIM)
+//
+// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+func (c *Client) ScimPatchUserWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimPatchUserRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimPatchUserWithApplicationScimPlusJSONBody Change a user (SCIM)
+//
+// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+//
+// Takes a body of the `application/scim+json` content type.
+//
+// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+func (c *Client) ScimPatchUserWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimPatchUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimPatchUserRequestWithApplicationScimPlusJSONBody(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimReplaceUserWithBody Replace a user (SCIM)
+//
+// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+func (c *Client) ScimReplaceUserWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimReplaceUserRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScimReplaceUserWithApplicationScimPlusJSONBody Replace a user (SCIM)
+//
+// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+//
+// Takes a body of the `application/scim+json` content type.
+//
+// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+func (c *Client) ScimReplaceUserWithApplicationScimPlusJSONBody(ctx context.Context, id string, body ScimReplaceUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScimReplaceUserRequestWithApplicationScimPlusJSONBody(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10344,6 +11303,107 @@ func NewUpdateUserRequestWithBody(server string, id IntegerId, contentType strin
 	return req, nil
 }
 
+// NewListScimTokensRequest constructs an http.Request for the ListScimTokens method
+func NewListScimTokensRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/scim-tokens")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateScimTokenRequest calls the generic CreateScimToken builder with application/json body
+func NewCreateScimTokenRequest(server string, body CreateScimTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateScimTokenRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateScimTokenRequestWithBody constructs an http.Request for the CreateScimToken method, with any body, and a specified content type
+func NewCreateScimTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/scim-tokens")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteScimTokenRequest constructs an http.Request for the DeleteScimToken method
+func NewDeleteScimTokenRequest(server string, id IntegerId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/scim-tokens/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetFlagsSnapshotRequest constructs an http.Request for the GetFlagsSnapshot method
 func NewGetFlagsSnapshotRequest(server string, params *GetFlagsSnapshotParams) (*http.Request, error) {
 	var err error
@@ -10654,6 +11714,715 @@ func NewOfrepEventsRequest(server string, params *OfrepEventsParams) (*http.Requ
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewScimListGroupsRequest constructs an http.Request for the ScimListGroups method
+func NewScimListGroupsRequest(server string, params *ScimListGroupsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Groups")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Filter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filter", *params.Filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartIndex != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startIndex", *params.StartIndex, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimCreateGroupRequestWithApplicationScimPlusJSONBody calls the generic ScimCreateGroup builder with application/scim+json body
+func NewScimCreateGroupRequestWithApplicationScimPlusJSONBody(server string, body ScimCreateGroupApplicationScimPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewScimCreateGroupRequestWithBody(server, "application/scim+json", bodyReader)
+}
+
+// NewScimCreateGroupRequestWithBody constructs an http.Request for the ScimCreateGroup method, with any body, and a specified content type
+func NewScimCreateGroupRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Groups")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewScimDeleteGroupRequest constructs an http.Request for the ScimDeleteGroup method
+func NewScimDeleteGroupRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Groups/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimGetGroupRequest constructs an http.Request for the ScimGetGroup method
+func NewScimGetGroupRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Groups/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimPatchGroupRequestWithApplicationScimPlusJSONBody calls the generic ScimPatchGroup builder with application/scim+json body
+func NewScimPatchGroupRequestWithApplicationScimPlusJSONBody(server string, id string, body ScimPatchGroupApplicationScimPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewScimPatchGroupRequestWithBody(server, id, "application/scim+json", bodyReader)
+}
+
+// NewScimPatchGroupRequestWithBody constructs an http.Request for the ScimPatchGroup method, with any body, and a specified content type
+func NewScimPatchGroupRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Groups/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewScimReplaceGroupRequestWithApplicationScimPlusJSONBody calls the generic ScimReplaceGroup builder with application/scim+json body
+func NewScimReplaceGroupRequestWithApplicationScimPlusJSONBody(server string, id string, body ScimReplaceGroupApplicationScimPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewScimReplaceGroupRequestWithBody(server, id, "application/scim+json", bodyReader)
+}
+
+// NewScimReplaceGroupRequestWithBody constructs an http.Request for the ScimReplaceGroup method, with any body, and a specified content type
+func NewScimReplaceGroupRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Groups/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewScimListResourceTypesRequest constructs an http.Request for the ScimListResourceTypes method
+func NewScimListResourceTypesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/ResourceTypes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimGetResourceTypeRequest constructs an http.Request for the ScimGetResourceType method
+func NewScimGetResourceTypeRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/ResourceTypes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimListSchemasRequest constructs an http.Request for the ScimListSchemas method
+func NewScimListSchemasRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Schemas")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimGetSchemaRequest constructs an http.Request for the ScimGetSchema method
+func NewScimGetSchemaRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Schemas/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimServiceProviderConfigRequest constructs an http.Request for the ScimServiceProviderConfig method
+func NewScimServiceProviderConfigRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/ServiceProviderConfig")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimListUsersRequest constructs an http.Request for the ScimListUsers method
+func NewScimListUsersRequest(server string, params *ScimListUsersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Filter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filter", *params.Filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartIndex != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startIndex", *params.StartIndex, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Count != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "count", *params.Count, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimCreateUserRequestWithApplicationScimPlusJSONBody calls the generic ScimCreateUser builder with application/scim+json body
+func NewScimCreateUserRequestWithApplicationScimPlusJSONBody(server string, body ScimCreateUserApplicationScimPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewScimCreateUserRequestWithBody(server, "application/scim+json", bodyReader)
+}
+
+// NewScimCreateUserRequestWithBody constructs an http.Request for the ScimCreateUser method, with any body, and a specified content type
+func NewScimCreateUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewScimDeleteUserRequest constructs an http.Request for the ScimDeleteUser method
+func NewScimDeleteUserRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimGetUserRequest constructs an http.Request for the ScimGetUser method
+func NewScimGetUserRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewScimPatchUserRequestWithApplicationScimPlusJSONBody calls the generic ScimPatchUser builder with application/scim+json body
+func NewScimPatchUserRequestWithApplicationScimPlusJSONBody(server string, id string, body ScimPatchUserApplicationScimPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewScimPatchUserRequestWithBody(server, id, "application/scim+json", bodyReader)
+}
+
+// NewScimPatchUserRequestWithBody constructs an http.Request for the ScimPatchUser method, with any body, and a specified content type
+func NewScimPatchUserRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewScimReplaceUserRequestWithApplicationScimPlusJSONBody calls the generic ScimReplaceUser builder with application/scim+json body
+func NewScimReplaceUserRequestWithApplicationScimPlusJSONBody(server string, id string, body ScimReplaceUserApplicationScimPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewScimReplaceUserRequestWithBody(server, id, "application/scim+json", bodyReader)
+}
+
+// NewScimReplaceUserRequestWithBody constructs an http.Request for the ScimReplaceUser method, with any body, and a specified content type
+func NewScimReplaceUserRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/scim/v2/Users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -12332,6 +14101,47 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUserWithResponse(ctx context.Context, id IntegerId, body UpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateUserResponse, error)
 
+	// ListScimTokensWithResponse List SCIM tokens (workspace admin)
+	//
+	// Workspace admins (a `read_only` token may list). Newest first, with `prefix` and
+	// `last_used_at` (recorded at most once a minute), never the full value.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/scim-tokens (the `ListScimTokens` operationId).
+	ListScimTokensWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListScimTokensResponse, error)
+
+	// CreateScimTokenWithBodyWithResponse Create a SCIM token (workspace admin)
+	//
+	// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+	// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+	// The full value is in this response only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+	CreateScimTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScimTokenResponse, error)
+
+	// CreateScimTokenWithResponse Create a SCIM token (workspace admin)
+	//
+	// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+	// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+	// The full value is in this response only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+	CreateScimTokenWithResponse(ctx context.Context, body CreateScimTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScimTokenResponse, error)
+
+	// DeleteScimTokenWithResponse Revoke a SCIM token (workspace admin)
+	//
+	// Workspace admins. The token answers 401 from its next request on. Unknown id: 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/workspace/scim-tokens/{id} (the `DeleteScimToken` operationId).
+	DeleteScimTokenWithResponse(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*DeleteScimTokenResponse, error)
+
 	// GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
 	//
 	// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -12448,6 +14258,213 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /ofrep/v1/events (the `OfrepEvents` operationId).
 	OfrepEventsWithResponse(ctx context.Context, params *OfrepEventsParams, reqEditors ...RequestEditorFn) (*OfrepEventsResponse, error)
+
+	// ScimListGroupsWithResponse List or find groups (SCIM)
+	//
+	// `filter` is `displayName eq "…"` (case-insensitive) or `externalId eq "…"`; `startIndex` and `count` page as for users.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/Groups (the `ScimListGroups` operationId).
+	ScimListGroupsWithResponse(ctx context.Context, params *ScimListGroupsParams, reqEditors ...RequestEditorFn) (*ScimListGroupsResponse, error)
+
+	// ScimCreateGroupWithBodyWithResponse Create a group (SCIM)
+	//
+	// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+	ScimCreateGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimCreateGroupResponse, error)
+
+	// ScimCreateGroupWithApplicationScimPlusJSONBodyWithResponse Create a group (SCIM)
+	//
+	// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+	//
+	// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+	ScimCreateGroupWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, body ScimCreateGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimCreateGroupResponse, error)
+
+	// ScimDeleteGroupWithResponse Delete a group (SCIM)
+	//
+	// The group and its memberships go; its members stay.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /scim/v2/Groups/{id} (the `ScimDeleteGroup` operationId).
+	ScimDeleteGroupWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimDeleteGroupResponse, error)
+
+	// ScimGetGroupWithResponse One group (SCIM)
+	//
+	// 404 for an unknown id.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/Groups/{id} (the `ScimGetGroup` operationId).
+	ScimGetGroupWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetGroupResponse, error)
+
+	// ScimPatchGroupWithBodyWithResponse Change a group (SCIM)
+	//
+	// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+	ScimPatchGroupWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimPatchGroupResponse, error)
+
+	// ScimPatchGroupWithApplicationScimPlusJSONBodyWithResponse Change a group (SCIM)
+	//
+	// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+	//
+	// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+	ScimPatchGroupWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimPatchGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimPatchGroupResponse, error)
+
+	// ScimReplaceGroupWithBodyWithResponse Replace a group (SCIM)
+	//
+	// Sets `displayName`, `externalId` and, when given, the whole member list.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+	ScimReplaceGroupWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimReplaceGroupResponse, error)
+
+	// ScimReplaceGroupWithApplicationScimPlusJSONBodyWithResponse Replace a group (SCIM)
+	//
+	// Sets `displayName`, `externalId` and, when given, the whole member list.
+	//
+	// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+	ScimReplaceGroupWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimReplaceGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimReplaceGroupResponse, error)
+
+	// ScimListResourceTypesWithResponse SCIM resource types
+	//
+	// User and Group.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/ResourceTypes (the `ScimListResourceTypes` operationId).
+	ScimListResourceTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ScimListResourceTypesResponse, error)
+
+	// ScimGetResourceTypeWithResponse One SCIM resource type
+	//
+	// `User` or `Group`; anything else 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/ResourceTypes/{id} (the `ScimGetResourceType` operationId).
+	ScimGetResourceTypeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetResourceTypeResponse, error)
+
+	// ScimListSchemasWithResponse SCIM schemas
+	//
+	// The core User and Group schemas, with the attributes Switchyard keeps.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/Schemas (the `ScimListSchemas` operationId).
+	ScimListSchemasWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ScimListSchemasResponse, error)
+
+	// ScimGetSchemaWithResponse One SCIM schema
+	//
+	// By its URN; anything else 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/Schemas/{id} (the `ScimGetSchema` operationId).
+	ScimGetSchemaWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetSchemaResponse, error)
+
+	// ScimServiceProviderConfigWithResponse SCIM service provider configuration
+	//
+	// What the SCIM service supports: PATCH and `attr eq "value"` filters; no bulk, sort, ETags or password changes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/ServiceProviderConfig (the `ScimServiceProviderConfig` operationId).
+	ScimServiceProviderConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ScimServiceProviderConfigResponse, error)
+
+	// ScimListUsersWithResponse List or find users (SCIM)
+	//
+	// Every workspace user the provider has not deleted, oldest first. `filter` is `userName eq "…"` (case-insensitive) or `externalId eq "…"`; any other filter is 400 `invalidFilter`. `startIndex` (from 1) and `count` (default 100, at most 200) page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/Users (the `ScimListUsers` operationId).
+	ScimListUsersWithResponse(ctx context.Context, params *ScimListUsersParams, reqEditors ...RequestEditorFn) (*ScimListUsersResponse, error)
+
+	// ScimCreateUserWithBodyWithResponse Provision a user (SCIM)
+	//
+	// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+	ScimCreateUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimCreateUserResponse, error)
+
+	// ScimCreateUserWithApplicationScimPlusJSONBodyWithResponse Provision a user (SCIM)
+	//
+	// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+	//
+	// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+	ScimCreateUserWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, body ScimCreateUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimCreateUserResponse, error)
+
+	// ScimDeleteUserWithResponse Deprovision a user (SCIM)
+	//
+	// Deactivates the user and removes their project and group memberships; the row stays for the audit log, and SCIM answers 404 for it from then on.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /scim/v2/Users/{id} (the `ScimDeleteUser` operationId).
+	ScimDeleteUserWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimDeleteUserResponse, error)
+
+	// ScimGetUserWithResponse One user (SCIM)
+	//
+	// 404 for an unknown id or a user the provider deleted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /scim/v2/Users/{id} (the `ScimGetUser` operationId).
+	ScimGetUserWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetUserResponse, error)
+
+	// ScimPatchUserWithBodyWithResponse Change a user (SCIM)
+	//
+	// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+	ScimPatchUserWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimPatchUserResponse, error)
+
+	// ScimPatchUserWithApplicationScimPlusJSONBodyWithResponse Change a user (SCIM)
+	//
+	// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+	//
+	// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+	ScimPatchUserWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimPatchUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimPatchUserResponse, error)
+
+	// ScimReplaceUserWithBodyWithResponse Replace a user (SCIM)
+	//
+	// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+	ScimReplaceUserWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimReplaceUserResponse, error)
+
+	// ScimReplaceUserWithApplicationScimPlusJSONBodyWithResponse Replace a user (SCIM)
+	//
+	// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+	//
+	// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+	ScimReplaceUserWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimReplaceUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimReplaceUserResponse, error)
 
 	// StreamWithResponse Server-Sent Events stream of flag changes
 	//
@@ -18446,6 +20463,192 @@ func (r UpdateUserResponse) ContentType() string {
 	return ""
 }
 
+type ListScimTokensResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]ScimToken
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListScimTokensResponse) GetJSON200() *[]ScimToken {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListScimTokensResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListScimTokensResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r ListScimTokensResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListScimTokensResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListScimTokensResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListScimTokensResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateScimTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ScimTokenCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateScimTokenResponse) GetJSON201() *ScimTokenCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateScimTokenResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateScimTokenResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateScimTokenResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateScimTokenResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateScimTokenResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateScimTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateScimTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateScimTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateScimTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteScimTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteScimTokenResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteScimTokenResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteScimTokenResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteScimTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteScimTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteScimTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteScimTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetFlagsSnapshotResponse200Headers the declared response headers of an HTTP 200 response for GetFlagsSnapshot
 type GetFlagsSnapshotResponse200Headers struct {
 	ETag                  *string
@@ -18854,6 +21057,1018 @@ func (r OfrepEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r OfrepEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimListGroupsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimListResponse
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimListGroupsResponse) GetApplicationscimJSON200() *ScimListResponse {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimListGroupsResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimListGroupsResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimListGroupsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimListGroupsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimListGroupsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimListGroupsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimCreateGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON201 the response for an HTTP 201 `application/scim+json` response
+	ApplicationscimJSON201 *ScimResource
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON409 the response for an HTTP 409 `application/scim+json` response
+	ApplicationscimJSON409 *ScimConflict
+	// ApplicationscimJSON413 the response for an HTTP 413 `application/scim+json` response
+	ApplicationscimJSON413 *ScimTooLarge
+}
+
+// GetApplicationscimJSON201 returns the response for an HTTP 201 `application/scim+json` response
+func (r ScimCreateGroupResponse) GetApplicationscimJSON201() *ScimResource {
+	return r.ApplicationscimJSON201
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimCreateGroupResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimCreateGroupResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON409 returns the response for an HTTP 409 `application/scim+json` response
+func (r ScimCreateGroupResponse) GetApplicationscimJSON409() *ScimConflict {
+	return r.ApplicationscimJSON409
+}
+
+// GetApplicationscimJSON413 returns the response for an HTTP 413 `application/scim+json` response
+func (r ScimCreateGroupResponse) GetApplicationscimJSON413() *ScimTooLarge {
+	return r.ApplicationscimJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimCreateGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimCreateGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimCreateGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimCreateGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimDeleteGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimDeleteGroupResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimDeleteGroupResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimDeleteGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimDeleteGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimDeleteGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimDeleteGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimGetGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimGetGroupResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimGetGroupResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimGetGroupResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimGetGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimGetGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimGetGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimGetGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimPatchGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+	// ApplicationscimJSON409 the response for an HTTP 409 `application/scim+json` response
+	ApplicationscimJSON409 *ScimConflict
+	// ApplicationscimJSON413 the response for an HTTP 413 `application/scim+json` response
+	ApplicationscimJSON413 *ScimTooLarge
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimPatchGroupResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimPatchGroupResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimPatchGroupResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimPatchGroupResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetApplicationscimJSON409 returns the response for an HTTP 409 `application/scim+json` response
+func (r ScimPatchGroupResponse) GetApplicationscimJSON409() *ScimConflict {
+	return r.ApplicationscimJSON409
+}
+
+// GetApplicationscimJSON413 returns the response for an HTTP 413 `application/scim+json` response
+func (r ScimPatchGroupResponse) GetApplicationscimJSON413() *ScimTooLarge {
+	return r.ApplicationscimJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimPatchGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimPatchGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimPatchGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimPatchGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimReplaceGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+	// ApplicationscimJSON409 the response for an HTTP 409 `application/scim+json` response
+	ApplicationscimJSON409 *ScimConflict
+	// ApplicationscimJSON413 the response for an HTTP 413 `application/scim+json` response
+	ApplicationscimJSON413 *ScimTooLarge
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimReplaceGroupResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimReplaceGroupResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimReplaceGroupResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimReplaceGroupResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetApplicationscimJSON409 returns the response for an HTTP 409 `application/scim+json` response
+func (r ScimReplaceGroupResponse) GetApplicationscimJSON409() *ScimConflict {
+	return r.ApplicationscimJSON409
+}
+
+// GetApplicationscimJSON413 returns the response for an HTTP 413 `application/scim+json` response
+func (r ScimReplaceGroupResponse) GetApplicationscimJSON413() *ScimTooLarge {
+	return r.ApplicationscimJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimReplaceGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimReplaceGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimReplaceGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimReplaceGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimListResourceTypesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimListResponse
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimListResourceTypesResponse) GetApplicationscimJSON200() *ScimListResponse {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimListResourceTypesResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimListResourceTypesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimListResourceTypesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimListResourceTypesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimListResourceTypesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimGetResourceTypeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimGetResourceTypeResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimGetResourceTypeResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimGetResourceTypeResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimGetResourceTypeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimGetResourceTypeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimGetResourceTypeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimGetResourceTypeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimListSchemasResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimListResponse
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimListSchemasResponse) GetApplicationscimJSON200() *ScimListResponse {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimListSchemasResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimListSchemasResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimListSchemasResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimListSchemasResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimListSchemasResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimGetSchemaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimGetSchemaResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimGetSchemaResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimGetSchemaResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimGetSchemaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimGetSchemaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimGetSchemaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimGetSchemaResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimServiceProviderConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimServiceProviderConfigResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimServiceProviderConfigResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimServiceProviderConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimServiceProviderConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimServiceProviderConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimServiceProviderConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimListUsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimListResponse
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimListUsersResponse) GetApplicationscimJSON200() *ScimListResponse {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimListUsersResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimListUsersResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimListUsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimListUsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimListUsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimListUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimCreateUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON201 the response for an HTTP 201 `application/scim+json` response
+	ApplicationscimJSON201 *ScimResource
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON409 the response for an HTTP 409 `application/scim+json` response
+	ApplicationscimJSON409 *ScimConflict
+	// ApplicationscimJSON413 the response for an HTTP 413 `application/scim+json` response
+	ApplicationscimJSON413 *ScimTooLarge
+}
+
+// GetApplicationscimJSON201 returns the response for an HTTP 201 `application/scim+json` response
+func (r ScimCreateUserResponse) GetApplicationscimJSON201() *ScimResource {
+	return r.ApplicationscimJSON201
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimCreateUserResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimCreateUserResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON409 returns the response for an HTTP 409 `application/scim+json` response
+func (r ScimCreateUserResponse) GetApplicationscimJSON409() *ScimConflict {
+	return r.ApplicationscimJSON409
+}
+
+// GetApplicationscimJSON413 returns the response for an HTTP 413 `application/scim+json` response
+func (r ScimCreateUserResponse) GetApplicationscimJSON413() *ScimTooLarge {
+	return r.ApplicationscimJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimCreateUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimCreateUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimCreateUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimCreateUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimDeleteUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimDeleteUserResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimDeleteUserResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimDeleteUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimDeleteUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimDeleteUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimDeleteUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimGetUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimGetUserResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimGetUserResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimGetUserResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimGetUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimGetUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimGetUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimGetUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimPatchUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+	// ApplicationscimJSON409 the response for an HTTP 409 `application/scim+json` response
+	ApplicationscimJSON409 *ScimConflict
+	// ApplicationscimJSON413 the response for an HTTP 413 `application/scim+json` response
+	ApplicationscimJSON413 *ScimTooLarge
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimPatchUserResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimPatchUserResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimPatchUserResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimPatchUserResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetApplicationscimJSON409 returns the response for an HTTP 409 `application/scim+json` response
+func (r ScimPatchUserResponse) GetApplicationscimJSON409() *ScimConflict {
+	return r.ApplicationscimJSON409
+}
+
+// GetApplicationscimJSON413 returns the response for an HTTP 413 `application/scim+json` response
+func (r ScimPatchUserResponse) GetApplicationscimJSON413() *ScimTooLarge {
+	return r.ApplicationscimJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimPatchUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimPatchUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimPatchUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimPatchUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ScimReplaceUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationscimJSON200 the response for an HTTP 200 `application/scim+json` response
+	ApplicationscimJSON200 *ScimResource
+	// ApplicationscimJSON400 the response for an HTTP 400 `application/scim+json` response
+	ApplicationscimJSON400 *ScimBadRequest
+	// ApplicationscimJSON401 the response for an HTTP 401 `application/scim+json` response
+	ApplicationscimJSON401 *ScimUnauthorized
+	// ApplicationscimJSON404 the response for an HTTP 404 `application/scim+json` response
+	ApplicationscimJSON404 *ScimNotFound
+	// ApplicationscimJSON409 the response for an HTTP 409 `application/scim+json` response
+	ApplicationscimJSON409 *ScimConflict
+	// ApplicationscimJSON413 the response for an HTTP 413 `application/scim+json` response
+	ApplicationscimJSON413 *ScimTooLarge
+}
+
+// GetApplicationscimJSON200 returns the response for an HTTP 200 `application/scim+json` response
+func (r ScimReplaceUserResponse) GetApplicationscimJSON200() *ScimResource {
+	return r.ApplicationscimJSON200
+}
+
+// GetApplicationscimJSON400 returns the response for an HTTP 400 `application/scim+json` response
+func (r ScimReplaceUserResponse) GetApplicationscimJSON400() *ScimBadRequest {
+	return r.ApplicationscimJSON400
+}
+
+// GetApplicationscimJSON401 returns the response for an HTTP 401 `application/scim+json` response
+func (r ScimReplaceUserResponse) GetApplicationscimJSON401() *ScimUnauthorized {
+	return r.ApplicationscimJSON401
+}
+
+// GetApplicationscimJSON404 returns the response for an HTTP 404 `application/scim+json` response
+func (r ScimReplaceUserResponse) GetApplicationscimJSON404() *ScimNotFound {
+	return r.ApplicationscimJSON404
+}
+
+// GetApplicationscimJSON409 returns the response for an HTTP 409 `application/scim+json` response
+func (r ScimReplaceUserResponse) GetApplicationscimJSON409() *ScimConflict {
+	return r.ApplicationscimJSON409
+}
+
+// GetApplicationscimJSON413 returns the response for an HTTP 413 `application/scim+json` response
+func (r ScimReplaceUserResponse) GetApplicationscimJSON413() *ScimTooLarge {
+	return r.ApplicationscimJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ScimReplaceUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScimReplaceUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScimReplaceUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScimReplaceUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21181,6 +24396,71 @@ func (c *ClientWithResponses) UpdateUserWithResponse(ctx context.Context, id Int
 	return ParseUpdateUserResponse(rsp)
 }
 
+// ListScimTokensWithResponse List SCIM tokens (workspace admin)
+//
+// Workspace admins (a `read_only` token may list). Newest first, with `prefix` and
+// `last_used_at` (recorded at most once a minute), never the full value.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/scim-tokens (the `ListScimTokens` operationId).
+func (c *ClientWithResponses) ListScimTokensWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListScimTokensResponse, error) {
+	rsp, err := c.ListScimTokens(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListScimTokensResponse(rsp)
+}
+
+// CreateScimTokenWithBodyWithResponse Create a SCIM token (workspace admin)
+//
+// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+// The full value is in this response only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+func (c *ClientWithResponses) CreateScimTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScimTokenResponse, error) {
+	rsp, err := c.CreateScimTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScimTokenResponse(rsp)
+}
+
+// CreateScimTokenWithResponse Create a SCIM token (workspace admin)
+//
+// Workspace admins. The token (`scim_` and 64 hex digits) is for an identity provider's
+// SCIM client: it is accepted only under `/scim/v2/` and answers 401 everywhere else.
+// The full value is in this response only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/scim-tokens (the `CreateScimToken` operationId).
+func (c *ClientWithResponses) CreateScimTokenWithResponse(ctx context.Context, body CreateScimTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScimTokenResponse, error) {
+	rsp, err := c.CreateScimToken(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScimTokenResponse(rsp)
+}
+
+// DeleteScimTokenWithResponse Revoke a SCIM token (workspace admin)
+//
+// Workspace admins. The token answers 401 from its next request on. Unknown id: 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/workspace/scim-tokens/{id} (the `DeleteScimToken` operationId).
+func (c *ClientWithResponses) DeleteScimTokenWithResponse(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*DeleteScimTokenResponse, error) {
+	rsp, err := c.DeleteScimToken(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteScimTokenResponse(rsp)
+}
+
 // GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
 //
 // Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -21350,6 +24630,351 @@ func (c *ClientWithResponses) OfrepEventsWithResponse(ctx context.Context, param
 		return nil, err
 	}
 	return ParseOfrepEventsResponse(rsp)
+}
+
+// ScimListGroupsWithResponse List or find groups (SCIM)
+//
+// `filter` is `displayName eq "…"` (case-insensitive) or `externalId eq "…"`; `startIndex` and `count` page as for users.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/Groups (the `ScimListGroups` operationId).
+func (c *ClientWithResponses) ScimListGroupsWithResponse(ctx context.Context, params *ScimListGroupsParams, reqEditors ...RequestEditorFn) (*ScimListGroupsResponse, error) {
+	rsp, err := c.ScimListGroups(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimListGroupsResponse(rsp)
+}
+
+// ScimCreateGroupWithBodyWithResponse Create a group (SCIM)
+//
+// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+func (c *ClientWithResponses) ScimCreateGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimCreateGroupResponse, error) {
+	rsp, err := c.ScimCreateGroupWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimCreateGroupResponse(rsp)
+}
+
+// ScimCreateGroupWithApplicationScimPlusJSONBodyWithResponse Create a group (SCIM)
+//
+// `displayName` is unique in any letter case (409 `uniqueness`); `members` are users by `value`, their SCIM id.
+//
+// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /scim/v2/Groups (the `ScimCreateGroup` operationId).
+func (c *ClientWithResponses) ScimCreateGroupWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, body ScimCreateGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimCreateGroupResponse, error) {
+	rsp, err := c.ScimCreateGroupWithApplicationScimPlusJSONBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimCreateGroupResponse(rsp)
+}
+
+// ScimDeleteGroupWithResponse Delete a group (SCIM)
+//
+// The group and its memberships go; its members stay.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /scim/v2/Groups/{id} (the `ScimDeleteGroup` operationId).
+func (c *ClientWithResponses) ScimDeleteGroupWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimDeleteGroupResponse, error) {
+	rsp, err := c.ScimDeleteGroup(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimDeleteGroupResponse(rsp)
+}
+
+// ScimGetGroupWithResponse One group (SCIM)
+//
+// 404 for an unknown id.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/Groups/{id} (the `ScimGetGroup` operationId).
+func (c *ClientWithResponses) ScimGetGroupWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetGroupResponse, error) {
+	rsp, err := c.ScimGetGroup(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimGetGroupResponse(rsp)
+}
+
+// ScimPatchGroupWithBodyWithResponse Change a group (SCIM)
+//
+// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+func (c *ClientWithResponses) ScimPatchGroupWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimPatchGroupResponse, error) {
+	rsp, err := c.ScimPatchGroupWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimPatchGroupResponse(rsp)
+}
+
+// ScimPatchGroupWithApplicationScimPlusJSONBodyWithResponse Change a group (SCIM)
+//
+// `add` and `remove` of `members` (a `members[value eq "…"]` path removes one), `replace` of `displayName`, `externalId` or `members`.
+//
+// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /scim/v2/Groups/{id} (the `ScimPatchGroup` operationId).
+func (c *ClientWithResponses) ScimPatchGroupWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimPatchGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimPatchGroupResponse, error) {
+	rsp, err := c.ScimPatchGroupWithApplicationScimPlusJSONBody(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimPatchGroupResponse(rsp)
+}
+
+// ScimReplaceGroupWithBodyWithResponse Replace a group (SCIM)
+//
+// Sets `displayName`, `externalId` and, when given, the whole member list.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+func (c *ClientWithResponses) ScimReplaceGroupWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimReplaceGroupResponse, error) {
+	rsp, err := c.ScimReplaceGroupWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimReplaceGroupResponse(rsp)
+}
+
+// ScimReplaceGroupWithApplicationScimPlusJSONBodyWithResponse Replace a group (SCIM)
+//
+// Sets `displayName`, `externalId` and, when given, the whole member list.
+//
+// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /scim/v2/Groups/{id} (the `ScimReplaceGroup` operationId).
+func (c *ClientWithResponses) ScimReplaceGroupWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimReplaceGroupApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimReplaceGroupResponse, error) {
+	rsp, err := c.ScimReplaceGroupWithApplicationScimPlusJSONBody(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimReplaceGroupResponse(rsp)
+}
+
+// ScimListResourceTypesWithResponse SCIM resource types
+//
+// User and Group.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/ResourceTypes (the `ScimListResourceTypes` operationId).
+func (c *ClientWithResponses) ScimListResourceTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ScimListResourceTypesResponse, error) {
+	rsp, err := c.ScimListResourceTypes(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimListResourceTypesResponse(rsp)
+}
+
+// ScimGetResourceTypeWithResponse One SCIM resource type
+//
+// `User` or `Group`; anything else 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/ResourceTypes/{id} (the `ScimGetResourceType` operationId).
+func (c *ClientWithResponses) ScimGetResourceTypeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetResourceTypeResponse, error) {
+	rsp, err := c.ScimGetResourceType(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimGetResourceTypeResponse(rsp)
+}
+
+// ScimListSchemasWithResponse SCIM schemas
+//
+// The core User and Group schemas, with the attributes Switchyard keeps.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/Schemas (the `ScimListSchemas` operationId).
+func (c *ClientWithResponses) ScimListSchemasWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ScimListSchemasResponse, error) {
+	rsp, err := c.ScimListSchemas(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimListSchemasResponse(rsp)
+}
+
+// ScimGetSchemaWithResponse One SCIM schema
+//
+// By its URN; anything else 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/Schemas/{id} (the `ScimGetSchema` operationId).
+func (c *ClientWithResponses) ScimGetSchemaWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetSchemaResponse, error) {
+	rsp, err := c.ScimGetSchema(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimGetSchemaResponse(rsp)
+}
+
+// ScimServiceProviderConfigWithResponse SCIM service provider configuration
+//
+// What the SCIM service supports: PATCH and `attr eq "value"` filters; no bulk, sort, ETags or password changes.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/ServiceProviderConfig (the `ScimServiceProviderConfig` operationId).
+func (c *ClientWithResponses) ScimServiceProviderConfigWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ScimServiceProviderConfigResponse, error) {
+	rsp, err := c.ScimServiceProviderConfig(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimServiceProviderConfigResponse(rsp)
+}
+
+// ScimListUsersWithResponse List or find users (SCIM)
+//
+// Every workspace user the provider has not deleted, oldest first. `filter` is `userName eq "…"` (case-insensitive) or `externalId eq "…"`; any other filter is 400 `invalidFilter`. `startIndex` (from 1) and `count` (default 100, at most 200) page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/Users (the `ScimListUsers` operationId).
+func (c *ClientWithResponses) ScimListUsersWithResponse(ctx context.Context, params *ScimListUsersParams, reqEditors ...RequestEditorFn) (*ScimListUsersResponse, error) {
+	rsp, err := c.ScimListUsers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimListUsersResponse(rsp)
+}
+
+// ScimCreateUserWithBodyWithResponse Provision a user (SCIM)
+//
+// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+func (c *ClientWithResponses) ScimCreateUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimCreateUserResponse, error) {
+	rsp, err := c.ScimCreateUserWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimCreateUserResponse(rsp)
+}
+
+// ScimCreateUserWithApplicationScimPlusJSONBodyWithResponse Provision a user (SCIM)
+//
+// `userName` is the e-mail address, unique in any letter case (409 `uniqueness`). The user gets the workspace role viewer and no password; `active` false creates them deactivated. A user the provider deleted comes back.
+//
+// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /scim/v2/Users (the `ScimCreateUser` operationId).
+func (c *ClientWithResponses) ScimCreateUserWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, body ScimCreateUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimCreateUserResponse, error) {
+	rsp, err := c.ScimCreateUserWithApplicationScimPlusJSONBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimCreateUserResponse(rsp)
+}
+
+// ScimDeleteUserWithResponse Deprovision a user (SCIM)
+//
+// Deactivates the user and removes their project and group memberships; the row stays for the audit log, and SCIM answers 404 for it from then on.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /scim/v2/Users/{id} (the `ScimDeleteUser` operationId).
+func (c *ClientWithResponses) ScimDeleteUserWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimDeleteUserResponse, error) {
+	rsp, err := c.ScimDeleteUser(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimDeleteUserResponse(rsp)
+}
+
+// ScimGetUserWithResponse One user (SCIM)
+//
+// 404 for an unknown id or a user the provider deleted.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /scim/v2/Users/{id} (the `ScimGetUser` operationId).
+func (c *ClientWithResponses) ScimGetUserWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*ScimGetUserResponse, error) {
+	rsp, err := c.ScimGetUser(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimGetUserResponse(rsp)
+}
+
+// ScimPatchUserWithBodyWithResponse Change a user (SCIM)
+//
+// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+func (c *ClientWithResponses) ScimPatchUserWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimPatchUserResponse, error) {
+	rsp, err := c.ScimPatchUserWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimPatchUserResponse(rsp)
+}
+
+// ScimPatchUserWithApplicationScimPlusJSONBodyWithResponse Change a user (SCIM)
+//
+// `Operations` with `add`, `replace` and `remove` in any letter case, with or without `path`; booleans may be the strings `"True"` and `"False"`. `active` false deactivates: sessions end, tokens are refused and streams end on every instance.
+//
+// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /scim/v2/Users/{id} (the `ScimPatchUser` operationId).
+func (c *ClientWithResponses) ScimPatchUserWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimPatchUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimPatchUserResponse, error) {
+	rsp, err := c.ScimPatchUserWithApplicationScimPlusJSONBody(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimPatchUserResponse(rsp)
+}
+
+// ScimReplaceUserWithBodyWithResponse Replace a user (SCIM)
+//
+// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+func (c *ClientWithResponses) ScimReplaceUserWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScimReplaceUserResponse, error) {
+	rsp, err := c.ScimReplaceUserWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimReplaceUserResponse(rsp)
+}
+
+// ScimReplaceUserWithApplicationScimPlusJSONBodyWithResponse Replace a user (SCIM)
+//
+// Applies the resource; attributes it leaves out keep their values. `active` false deactivates as `PATCH /api/users/{id}` does.
+//
+// Takes a body of the `application/scim+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /scim/v2/Users/{id} (the `ScimReplaceUser` operationId).
+func (c *ClientWithResponses) ScimReplaceUserWithApplicationScimPlusJSONBodyWithResponse(ctx context.Context, id string, body ScimReplaceUserApplicationScimPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*ScimReplaceUserResponse, error) {
+	rsp, err := c.ScimReplaceUserWithApplicationScimPlusJSONBody(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScimReplaceUserResponse(rsp)
 }
 
 // StreamWithResponse Server-Sent Events stream of flag changes
@@ -26136,6 +29761,150 @@ func ParseUpdateUserResponse(rsp *http.Response) (*UpdateUserResponse, error) {
 	return response, nil
 }
 
+// ParseListScimTokensResponse parses an HTTP response from a ListScimTokensWithResponse call
+func ParseListScimTokensResponse(rsp *http.Response) (*ListScimTokensResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListScimTokensResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []ScimToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateScimTokenResponse parses an HTTP response from a CreateScimTokenWithResponse call
+func ParseCreateScimTokenResponse(rsp *http.Response) (*CreateScimTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateScimTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ScimTokenCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteScimTokenResponse parses an HTTP response from a DeleteScimTokenWithResponse call
+func ParseDeleteScimTokenResponse(rsp *http.Response) (*DeleteScimTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteScimTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetFlagsSnapshotResponse parses an HTTP response from a GetFlagsSnapshotWithResponse call
 func ParseGetFlagsSnapshotResponse(rsp *http.Response) (*GetFlagsSnapshotResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -26469,6 +30238,769 @@ func ParseOfrepEventsResponse(rsp *http.Response) (*OfrepEventsResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimListGroupsResponse parses an HTTP response from a ScimListGroupsWithResponse call
+func ParseScimListGroupsResponse(rsp *http.Response) (*ScimListGroupsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimListGroupsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimCreateGroupResponse parses an HTTP response from a ScimCreateGroupWithResponse call
+func ParseScimCreateGroupResponse(rsp *http.Response) (*ScimCreateGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimCreateGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ScimConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ScimTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimDeleteGroupResponse parses an HTTP response from a ScimDeleteGroupWithResponse call
+func ParseScimDeleteGroupResponse(rsp *http.Response) (*ScimDeleteGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimDeleteGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimGetGroupResponse parses an HTTP response from a ScimGetGroupWithResponse call
+func ParseScimGetGroupResponse(rsp *http.Response) (*ScimGetGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimGetGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimPatchGroupResponse parses an HTTP response from a ScimPatchGroupWithResponse call
+func ParseScimPatchGroupResponse(rsp *http.Response) (*ScimPatchGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimPatchGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ScimConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ScimTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimReplaceGroupResponse parses an HTTP response from a ScimReplaceGroupWithResponse call
+func ParseScimReplaceGroupResponse(rsp *http.Response) (*ScimReplaceGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimReplaceGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ScimConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ScimTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimListResourceTypesResponse parses an HTTP response from a ScimListResourceTypesWithResponse call
+func ParseScimListResourceTypesResponse(rsp *http.Response) (*ScimListResourceTypesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimListResourceTypesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimGetResourceTypeResponse parses an HTTP response from a ScimGetResourceTypeWithResponse call
+func ParseScimGetResourceTypeResponse(rsp *http.Response) (*ScimGetResourceTypeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimGetResourceTypeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimListSchemasResponse parses an HTTP response from a ScimListSchemasWithResponse call
+func ParseScimListSchemasResponse(rsp *http.Response) (*ScimListSchemasResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimListSchemasResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimGetSchemaResponse parses an HTTP response from a ScimGetSchemaWithResponse call
+func ParseScimGetSchemaResponse(rsp *http.Response) (*ScimGetSchemaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimGetSchemaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimServiceProviderConfigResponse parses an HTTP response from a ScimServiceProviderConfigWithResponse call
+func ParseScimServiceProviderConfigResponse(rsp *http.Response) (*ScimServiceProviderConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimServiceProviderConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimListUsersResponse parses an HTTP response from a ScimListUsersWithResponse call
+func ParseScimListUsersResponse(rsp *http.Response) (*ScimListUsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimListUsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimCreateUserResponse parses an HTTP response from a ScimCreateUserWithResponse call
+func ParseScimCreateUserResponse(rsp *http.Response) (*ScimCreateUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimCreateUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ScimConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ScimTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimDeleteUserResponse parses an HTTP response from a ScimDeleteUserWithResponse call
+func ParseScimDeleteUserResponse(rsp *http.Response) (*ScimDeleteUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimDeleteUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimGetUserResponse parses an HTTP response from a ScimGetUserWithResponse call
+func ParseScimGetUserResponse(rsp *http.Response) (*ScimGetUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimGetUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimPatchUserResponse parses an HTTP response from a ScimPatchUserWithResponse call
+func ParseScimPatchUserResponse(rsp *http.Response) (*ScimPatchUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimPatchUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ScimConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ScimTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseScimReplaceUserResponse parses an HTTP response from a ScimReplaceUserWithResponse call
+func ParseScimReplaceUserResponse(rsp *http.Response) (*ScimReplaceUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScimReplaceUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScimResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ScimBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ScimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScimNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ScimConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ScimTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationscimJSON413 = &dest
 
 	}
 

@@ -1159,6 +1159,33 @@ type ScheduledChangeInput struct {
 	ScheduledAt time.Time `json:"scheduled_at"`
 }
 
+// ScimToken defines model for ScimToken.
+type ScimToken struct {
+	CreatedAt  time.Time                    `json:"created_at"`
+	Id         int64                        `json:"id"`
+	LastUsedAt nullable.Nullable[time.Time] `json:"last_used_at"`
+	Name       string                       `json:"name"`
+
+	// Prefix The token's first 12 characters.
+	Prefix string `json:"prefix"`
+}
+
+// ScimTokenCreated defines model for ScimTokenCreated.
+type ScimTokenCreated struct {
+	CreatedAt time.Time `json:"created_at"`
+	Id        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Prefix    string    `json:"prefix"`
+
+	// Token The full token, `scim_…`; shown only in this response.
+	Token string `json:"token"`
+}
+
+// ScimTokenInput defines model for ScimTokenInput.
+type ScimTokenInput struct {
+	Name string `json:"name"`
+}
+
 // SdkKey defines model for SdkKey.
 type SdkKey struct {
 	CreatedAt       time.Time          `json:"created_at"`
@@ -1608,6 +1635,9 @@ type CreateUserJSONRequestBody = UserInput
 // UpdateUserJSONRequestBody defines body for UpdateUser for application/json ContentType.
 type UpdateUserJSONRequestBody = UserPatch
 
+// CreateScimTokenJSONRequestBody defines body for CreateScimToken for application/json ContentType.
+type CreateScimTokenJSONRequestBody = ScimTokenInput
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// Login Log in with email and password
@@ -1865,6 +1895,15 @@ type ServerInterface interface {
 	// UpdateUser Change a user's name, workspace role or activation (workspace admin)
 	// (PATCH /api/users/{id})
 	UpdateUser(w http.ResponseWriter, r *http.Request, id IntegerId)
+	// ListScimTokens List SCIM tokens (workspace admin)
+	// (GET /api/workspace/scim-tokens)
+	ListScimTokens(w http.ResponseWriter, r *http.Request)
+	// CreateScimToken Create a SCIM token (workspace admin)
+	// (POST /api/workspace/scim-tokens)
+	CreateScimToken(w http.ResponseWriter, r *http.Request)
+	// DeleteScimToken Revoke a SCIM token (workspace admin)
+	// (DELETE /api/workspace/scim-tokens/{id})
+	DeleteScimToken(w http.ResponseWriter, r *http.Request, id IntegerId)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -4556,6 +4595,60 @@ func (siw *ServerInterfaceWrapper) UpdateUser(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// ListScimTokens operation middleware
+func (siw *ServerInterfaceWrapper) ListScimTokens(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListScimTokens(w, r)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateScimToken operation middleware
+func (siw *ServerInterfaceWrapper) CreateScimToken(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateScimToken(w, r)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteScimToken operation middleware
+func (siw *ServerInterfaceWrapper) DeleteScimToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IntegerId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", mux.Vars(r)["id"], &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteScimToken(w, r, id)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -4830,6 +4923,12 @@ func HandlerWithOptions(si ServerInterface, options GorillaServerOptions) http.H
 	r.HandleFunc(options.BaseURL+"/api/tokens", wrapper.CreateToken).Methods(http.MethodPost)
 
 	r.HandleFunc(options.BaseURL+"/api/tokens/{id}", wrapper.DeleteToken).Methods(http.MethodDelete)
+
+	r.HandleFunc(options.BaseURL+"/api/workspace/scim-tokens", wrapper.ListScimTokens).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/workspace/scim-tokens", wrapper.CreateScimToken).Methods(http.MethodPost)
+
+	r.HandleFunc(options.BaseURL+"/api/workspace/scim-tokens/{id}", wrapper.DeleteScimToken).Methods(http.MethodDelete)
 
 	r.HandleFunc(options.BaseURL+"/api/users", wrapper.ListUsers).Methods(http.MethodGet)
 
@@ -11811,6 +11910,205 @@ func (response UpdateUser422JSONResponse) VisitUpdateUserResponse(w http.Respons
 	return err
 }
 
+type ListScimTokensRequestObject struct {
+}
+
+type ListScimTokensResponseObject interface {
+	VisitListScimTokensResponse(w http.ResponseWriter) error
+}
+
+type ListScimTokens200JSONResponse []ScimToken
+
+func (response ListScimTokens200JSONResponse) VisitListScimTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListScimTokens401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListScimTokens401JSONResponse) VisitListScimTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListScimTokens403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListScimTokens403JSONResponse) VisitListScimTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScimTokenRequestObject struct {
+	Body *CreateScimTokenJSONRequestBody
+}
+
+type CreateScimTokenResponseObject interface {
+	VisitCreateScimTokenResponse(w http.ResponseWriter) error
+}
+
+type CreateScimToken201JSONResponse ScimTokenCreated
+
+func (response CreateScimToken201JSONResponse) VisitCreateScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScimToken400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateScimToken400JSONResponse) VisitCreateScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScimToken401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateScimToken401JSONResponse) VisitCreateScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScimToken403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateScimToken403JSONResponse) VisitCreateScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScimToken413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateScimToken413JSONResponse) VisitCreateScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScimToken422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response CreateScimToken422JSONResponse) VisitCreateScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteScimTokenRequestObject struct {
+	Id IntegerId `json:"id"`
+}
+
+type DeleteScimTokenResponseObject interface {
+	VisitDeleteScimTokenResponse(w http.ResponseWriter) error
+}
+
+type DeleteScimToken204Response struct {
+}
+
+func (response DeleteScimToken204Response) VisitDeleteScimTokenResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteScimToken401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteScimToken401JSONResponse) VisitDeleteScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteScimToken403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteScimToken403JSONResponse) VisitDeleteScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteScimToken404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteScimToken404JSONResponse) VisitDeleteScimTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// Login Log in with email and password
@@ -12068,6 +12366,15 @@ type StrictServerInterface interface {
 	// UpdateUser Change a user's name, workspace role or activation (workspace admin)
 	// (PATCH /api/users/{id})
 	UpdateUser(ctx context.Context, request UpdateUserRequestObject) (UpdateUserResponseObject, error)
+	// ListScimTokens List SCIM tokens (workspace admin)
+	// (GET /api/workspace/scim-tokens)
+	ListScimTokens(ctx context.Context, request ListScimTokensRequestObject) (ListScimTokensResponseObject, error)
+	// CreateScimToken Create a SCIM token (workspace admin)
+	// (POST /api/workspace/scim-tokens)
+	CreateScimToken(ctx context.Context, request CreateScimTokenRequestObject) (CreateScimTokenResponseObject, error)
+	// DeleteScimToken Revoke a SCIM token (workspace admin)
+	// (DELETE /api/workspace/scim-tokens/{id})
+	DeleteScimToken(ctx context.Context, request DeleteScimTokenRequestObject) (DeleteScimTokenResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -14563,6 +14870,87 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateUserResponseObject); ok {
 		if err := validResponse.VisitUpdateUserResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListScimTokens operation middleware
+func (sh *strictHandler) ListScimTokens(w http.ResponseWriter, r *http.Request) {
+	var request ListScimTokensRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListScimTokens(ctx, request.(ListScimTokensRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListScimTokens")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListScimTokensResponseObject); ok {
+		if err := validResponse.VisitListScimTokensResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateScimToken operation middleware
+func (sh *strictHandler) CreateScimToken(w http.ResponseWriter, r *http.Request) {
+	var request CreateScimTokenRequestObject
+
+	var body CreateScimTokenJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateScimToken(ctx, request.(CreateScimTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateScimToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateScimTokenResponseObject); ok {
+		if err := validResponse.VisitCreateScimTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteScimToken operation middleware
+func (sh *strictHandler) DeleteScimToken(w http.ResponseWriter, r *http.Request, id IntegerId) {
+	var request DeleteScimTokenRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteScimToken(ctx, request.(DeleteScimTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteScimToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteScimTokenResponseObject); ok {
+		if err := validResponse.VisitDeleteScimTokenResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/release"
+	"github.com/switchyard/switchyard/server/scim"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -153,6 +154,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}()
 	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.follower})
 	releases := release.New(pool, release.Config{Logger: logger, Now: o.now, Bus: rt.follower})
+	provisioning := scim.New(pool, scim.Config{Logger: logger, Now: o.now, Invalidator: idSvc, Bus: rt.follower})
 	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, Bus: rt.follower, Releases: releases})
 	if err := idSvc.Seed(startCtx, identity.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
@@ -176,7 +178,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	rt.exposures = ofrep.NewExposures(meas, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
-		Core: svc, Identity: idSvc, Releases: releases, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
+		Core: svc, Identity: idSvc, Releases: releases, SCIM: provisioning, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
 		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
 		OFREP: &ofrep.Config{
 			Auth: idSvc, Flags: hubFlags{rt.hub}, Keys: idSvc, Exposures: rt.exposures,

@@ -12,11 +12,14 @@ import (
 
 // The kinds of generated credential. Credentials are told apart by prefix:
 // sk_live_ is a server SDK key, pk_live_ a client ("publishable") key and
-// pat_ a personal access token (docs/reference/identity.md, Credentials).
+// pat_ a personal access token (docs/reference/identity.md, Credentials);
+// scim_ is a SCIM provisioning token, accepted only under /scim/v2/
+// (docs/scim.md).
 const (
 	SDKKeyKind    = "sk_live_"
 	ClientKeyKind = "pk_live_"
 	TokenKind     = "pat_"
+	SCIMTokenKind = "scim_"
 )
 
 // credentialPrefixLen is the length of the display prefix: the first 12
@@ -24,13 +27,13 @@ const (
 const credentialPrefixLen = 12
 
 // NewCredential returns a new random credential of kind (SDKKeyKind,
-// ClientKeyKind or TokenKind): the full value, shown once to its creator; its
+// ClientKeyKind, TokenKind or SCIMTokenKind): the full value, shown once to its creator; its
 // display prefix; and the hash to store. The random part is 32 bytes from
 // crypto/rand (256 bits, above the 128 that docs/reference/identity.md,
 // Credentials, asks for) in lowercase hex, so the value is URL-safe and needs
 // no padding.
 func NewCredential(kind string) (full, prefix string, hash []byte, err error) {
-	if kind != SDKKeyKind && kind != ClientKeyKind && kind != TokenKind {
+	if kind != SDKKeyKind && kind != ClientKeyKind && kind != TokenKind && kind != SCIMTokenKind {
 		return "", "", nil, fmt.Errorf("new credential: unknown kind %q", kind)
 	}
 	var secret [32]byte

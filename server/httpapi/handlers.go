@@ -7,19 +7,21 @@ import (
 	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/release"
+	"github.com/switchyard/switchyard/server/scim"
 )
 
 // Handlers implements the generated strict server interface. Each method
 // converts the request, calls one identity (authentication, users, projects,
 // environments, keys), core (flags, segments, governance), notify
-// (webhooks, chat integrations) or measure (measurement) method and converts
-// the result.
+// (webhooks, chat integrations), measure (measurement) or scim (SCIM tokens)
+// method and converts the result.
 type Handlers struct {
 	core         *core.Service
 	identity     *identity.Service
 	measure      *measure.Service
 	notify       *notify.Service
 	releases     *release.Service
+	scim         *scim.Service
 	cookieSecure bool // the session cookie's Secure flag (COOKIE_SECURE)
 }
 

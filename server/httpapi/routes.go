@@ -22,17 +22,20 @@ import (
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/release"
+	"github.com/switchyard/switchyard/server/scim"
 	"github.com/switchyard/switchyard/server/stream"
 )
 
 // Config holds what the HTTP layer needs. Its zero PublicDir serves no
 // dashboard.
 type Config struct {
-	Core      *core.Service
-	Identity  *identity.Service
-	Measure   *measure.Service
-	Notify    *notify.Service // webhooks and chat integrations
-	Releases  *release.Service
+	Core     *core.Service
+	Identity *identity.Service
+	Measure  *measure.Service
+	Notify   *notify.Service // webhooks and chat integrations
+	Releases *release.Service
+	// SCIM serves the SCIM token routes and /scim/v2/ (docs/scim.md).
+	SCIM      *scim.Service
 	Logger    *slog.Logger
 	PublicDir string // directory of dashboard static files; may not exist
 	// CookieSecure sets the session cookie's Secure flag (COOKIE_SECURE).
@@ -55,9 +58,9 @@ type Config struct {
 }
 
 // NewHandler builds the whole HTTP surface. First match wins: the
-// hand-written /health, /api/openapi.json, /stream and /flags/snapshot, then
-// the dashboard's /api/docs page, then the API (validated against the
-// document), then the dashboard catch-all.
+// hand-written /health, /api/openapi.json, /stream, /flags/snapshot and
+// /scim/v2/, then the dashboard's /api/docs page, then the API (validated
+// against the document), then the dashboard catch-all.
 func NewHandler(cfg Config) (http.Handler, error) {
 	errs := errorWriter{logger: cfg.Logger, unreachable: cfg.Unreachable}
 	spec, err := loadSpec()
@@ -74,7 +77,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, scim: cfg.SCIM, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})
@@ -97,6 +100,12 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		counted: func(status int) { cfg.Metrics.SnapshotRequests.WithLabelValues(strconv.Itoa(status)).Inc() },
 	})
 	root.Path("/metrics").Methods(http.MethodGet).Handler(cfg.Metrics.Handler())
+	if cfg.SCIM != nil {
+		// SCIM's bodies are application/scim+json and its errors have their
+		// own shape, so it stays outside the API chain and its validator;
+		// only SCIM tokens authenticate there (docs/scim.md).
+		root.PathPrefix(scim.Prefix).Handler(scim.NewHandler(scim.HandlerConfig{Service: cfg.SCIM, Logger: cfg.Logger, Unreachable: cfg.Unreachable}))
+	}
 	authn := authenticator{identity: cfg.Identity, errs: errs}
 	apiChain := chain(api, limitBody(errs), rejectUnstorableText(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware)
 	var top http.Handler = root

@@ -28,8 +28,9 @@ const (
 )
 
 var (
-	errBadCredentials = apperr.E(apperr.Unauthenticated, "invalid credentials")
-	errDeactivated    = apperr.E(apperr.Unauthenticated, "this account is deactivated")
+	errBadCredentials     = apperr.E(apperr.Unauthenticated, "invalid credentials")
+	errDeactivated        = apperr.E(apperr.Unauthenticated, "this account is deactivated")
+	errSCIMTokenElsewhere = apperr.E(apperr.Unauthenticated, "a SCIM token is accepted only under /scim/v2/")
 )
 
 // Authenticate resolves credentials to a principal, reading the database
@@ -44,6 +45,10 @@ func (s *Service) Authenticate(ctx context.Context, c auth.Credentials) (*auth.P
 		return s.authenticateSDKKey(ctx, q, c.Bearer)
 	case strings.HasPrefix(c.Bearer, auth.TokenKind):
 		return s.authenticateToken(ctx, q, c.Bearer, now)
+	case strings.HasPrefix(c.Bearer, auth.SCIMTokenKind):
+		// A provisioning token acts only under /scim/v2/, which does not
+		// come through here (docs/scim.md, Tokens).
+		return nil, errSCIMTokenElsewhere
 	case c.Bearer != "":
 		return nil, errBadCredentials
 	case c.Cookie != "":

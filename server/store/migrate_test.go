@@ -21,7 +21,8 @@ var wantTables = []string{
 	"impression_daily", "impression_exposures", "impression_flag_users", "impression_summaries", "impression_value_users", "impression_variant_users", "impressions",
 	"login_attempts", "notification_outbox", "personal_access_tokens", "project_members", "projects",
 	"release_arm_metrics", "release_checks", "release_user_metrics", "release_users", "releases", "rollup_watermarks",
-	"scheduled_changes", "sdk_keys", "segments", "sessions", "users",
+	"scheduled_changes", "scim_group_members", "scim_groups", "scim_tokens", "scim_users",
+	"sdk_keys", "segments", "sessions", "users",
 	"webhook_deliveries", "webhooks", "workspace",
 }
 
