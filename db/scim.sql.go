@@ -8,7 +8,42 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
+
+const addSCIMGroupMember = `-- name: AddSCIMGroupMember :exec
+INSERT INTO scim_group_members (group_id, user_id) VALUES ($1, $2)
+ON CONFLICT DO NOTHING
+`
+
+type AddSCIMGroupMemberParams struct {
+	GroupID uuid.UUID
+	UserID  int64
+}
+
+func (q *Queries) AddSCIMGroupMember(ctx context.Context, arg AddSCIMGroupMemberParams) error {
+	_, err := q.db.Exec(ctx, addSCIMGroupMember, arg.GroupID, arg.UserID)
+	return err
+}
+
+const countSCIMGroups = `-- name: CountSCIMGroups :one
+SELECT count(*) FROM scim_groups
+WHERE ($1::text IS NULL OR lower(display_name) = lower($1::text))
+  AND ($2::text IS NULL OR external_id = $2::text)
+`
+
+type CountSCIMGroupsParams struct {
+	DisplayName *string
+	ExternalID  *string
+}
+
+func (q *Queries) CountSCIMGroups(ctx context.Context, arg CountSCIMGroupsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countSCIMGroups, arg.DisplayName, arg.ExternalID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
 
 const countSCIMUsers = `-- name: CountSCIMUsers :one
 SELECT count(*) FROM users u LEFT JOIN scim_users s ON s.user_id = u.id
@@ -27,6 +62,30 @@ func (q *Queries) CountSCIMUsers(ctx context.Context, arg CountSCIMUsersParams) 
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const createSCIMGroup = `-- name: CreateSCIMGroup :one
+INSERT INTO scim_groups (display_name, external_id)
+VALUES ($1, $2)
+RETURNING id, display_name, external_id, created_at, updated_at
+`
+
+type CreateSCIMGroupParams struct {
+	DisplayName string
+	ExternalID  *string
+}
+
+func (q *Queries) CreateSCIMGroup(ctx context.Context, arg CreateSCIMGroupParams) (ScimGroup, error) {
+	row := q.db.QueryRow(ctx, createSCIMGroup, arg.DisplayName, arg.ExternalID)
+	var i ScimGroup
+	err := row.Scan(
+		&i.ID,
+		&i.DisplayName,
+		&i.ExternalID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const createSCIMToken = `-- name: CreateSCIMToken :one
@@ -73,6 +132,18 @@ func (q *Queries) DeleteMembershipsByUser(ctx context.Context, userID int64) err
 	return err
 }
 
+const deleteSCIMGroup = `-- name: DeleteSCIMGroup :execrows
+DELETE FROM scim_groups WHERE id = $1
+`
+
+func (q *Queries) DeleteSCIMGroup(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteSCIMGroup, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deleteSCIMGroupMembershipsByUser = `-- name: DeleteSCIMGroupMembershipsByUser :exec
 DELETE FROM scim_group_members WHERE user_id = $1
 `
@@ -92,6 +163,38 @@ func (q *Queries) DeleteSCIMToken(ctx context.Context, id int64) (int64, error) 
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const existsSCIMUser = `-- name: ExistsSCIMUser :one
+SELECT EXISTS (
+    SELECT 1 FROM users u LEFT JOIN scim_users s ON s.user_id = u.id
+    WHERE u.id = $1 AND NOT coalesce(s.deleted, false)
+)
+`
+
+// Whether a user exists that the provider has not deleted.
+func (q *Queries) ExistsSCIMUser(ctx context.Context, id int64) (bool, error) {
+	row := q.db.QueryRow(ctx, existsSCIMUser, id)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const getSCIMGroup = `-- name: GetSCIMGroup :one
+SELECT id, display_name, external_id, created_at, updated_at FROM scim_groups WHERE id = $1
+`
+
+func (q *Queries) GetSCIMGroup(ctx context.Context, id uuid.UUID) (ScimGroup, error) {
+	row := q.db.QueryRow(ctx, getSCIMGroup, id)
+	var i ScimGroup
+	err := row.Scan(
+		&i.ID,
+		&i.DisplayName,
+		&i.ExternalID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const getSCIMTokenByHash = `-- name: GetSCIMTokenByHash :one
@@ -146,6 +249,94 @@ func (q *Queries) GetSCIMUser(ctx context.Context, id int64) (GetSCIMUserRow, er
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const listSCIMGroupMembers = `-- name: ListSCIMGroupMembers :many
+SELECT m.group_id, m.user_id, u.name, u.email
+FROM scim_group_members m JOIN users u ON u.id = m.user_id
+WHERE m.group_id = ANY($1::uuid[])
+ORDER BY m.group_id, m.user_id
+`
+
+type ListSCIMGroupMembersRow struct {
+	GroupID uuid.UUID
+	UserID  int64
+	Name    string
+	Email   string
+}
+
+// The members of the given groups, with the user's name and e-mail.
+func (q *Queries) ListSCIMGroupMembers(ctx context.Context, groupIds []uuid.UUID) ([]ListSCIMGroupMembersRow, error) {
+	rows, err := q.db.Query(ctx, listSCIMGroupMembers, groupIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListSCIMGroupMembersRow{}
+	for rows.Next() {
+		var i ListSCIMGroupMembersRow
+		if err := rows.Scan(
+			&i.GroupID,
+			&i.UserID,
+			&i.Name,
+			&i.Email,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listSCIMGroups = `-- name: ListSCIMGroups :many
+SELECT id, display_name, external_id, created_at, updated_at FROM scim_groups
+WHERE ($1::text IS NULL OR lower(display_name) = lower($1::text))
+  AND ($2::text IS NULL OR external_id = $2::text)
+ORDER BY created_at, id
+LIMIT $4 OFFSET $3
+`
+
+type ListSCIMGroupsParams struct {
+	DisplayName *string
+	ExternalID  *string
+	RowOffset   int32
+	RowLimit    int32
+}
+
+// Oldest first, so that paging through startIndex is stable; display_name
+// (case-insensitively) and external_id filter when given.
+func (q *Queries) ListSCIMGroups(ctx context.Context, arg ListSCIMGroupsParams) ([]ScimGroup, error) {
+	rows, err := q.db.Query(ctx, listSCIMGroups,
+		arg.DisplayName,
+		arg.ExternalID,
+		arg.RowOffset,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ScimGroup{}
+	for rows.Next() {
+		var i ScimGroup
+		if err := rows.Scan(
+			&i.ID,
+			&i.DisplayName,
+			&i.ExternalID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listSCIMTokens = `-- name: ListSCIMTokens :many
@@ -254,6 +445,23 @@ func (q *Queries) ListSCIMUsers(ctx context.Context, arg ListSCIMUsersParams) ([
 	return items, nil
 }
 
+const lockSCIMGroup = `-- name: LockSCIMGroup :one
+SELECT id, display_name, external_id, created_at, updated_at FROM scim_groups WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) LockSCIMGroup(ctx context.Context, id uuid.UUID) (ScimGroup, error) {
+	row := q.db.QueryRow(ctx, lockSCIMGroup, id)
+	var i ScimGroup
+	err := row.Scan(
+		&i.ID,
+		&i.DisplayName,
+		&i.ExternalID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const lockUserByEmail = `-- name: LockUserByEmail :one
 SELECT u.id, coalesce(s.deleted, false)::boolean AS deleted
 FROM users u LEFT JOIN scim_users s ON s.user_id = u.id
@@ -275,6 +483,20 @@ func (q *Queries) LockUserByEmail(ctx context.Context, email string) (LockUserBy
 	return i, err
 }
 
+const removeSCIMGroupMember = `-- name: RemoveSCIMGroupMember :exec
+DELETE FROM scim_group_members WHERE group_id = $1 AND user_id = $2
+`
+
+type RemoveSCIMGroupMemberParams struct {
+	GroupID uuid.UUID
+	UserID  int64
+}
+
+func (q *Queries) RemoveSCIMGroupMember(ctx context.Context, arg RemoveSCIMGroupMemberParams) error {
+	_, err := q.db.Exec(ctx, removeSCIMGroupMember, arg.GroupID, arg.UserID)
+	return err
+}
+
 const touchSCIMToken = `-- name: TouchSCIMToken :exec
 UPDATE scim_tokens SET last_used_at = $1::timestamptz
 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3::timestamptz)
@@ -290,6 +512,31 @@ type TouchSCIMTokenParams struct {
 func (q *Queries) TouchSCIMToken(ctx context.Context, arg TouchSCIMTokenParams) error {
 	_, err := q.db.Exec(ctx, touchSCIMToken, arg.Now, arg.ID, arg.StaleBefore)
 	return err
+}
+
+const updateSCIMGroup = `-- name: UpdateSCIMGroup :one
+UPDATE scim_groups SET display_name = $1, external_id = $2, updated_at = clock_timestamp()
+WHERE id = $3
+RETURNING id, display_name, external_id, created_at, updated_at
+`
+
+type UpdateSCIMGroupParams struct {
+	DisplayName string
+	ExternalID  *string
+	ID          uuid.UUID
+}
+
+func (q *Queries) UpdateSCIMGroup(ctx context.Context, arg UpdateSCIMGroupParams) (ScimGroup, error) {
+	row := q.db.QueryRow(ctx, updateSCIMGroup, arg.DisplayName, arg.ExternalID, arg.ID)
+	var i ScimGroup
+	err := row.Scan(
+		&i.ID,
+		&i.DisplayName,
+		&i.ExternalID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const updateUserNameAndEmail = `-- name: UpdateUserNameAndEmail :exec

@@ -68,3 +68,57 @@ DELETE FROM project_members WHERE user_id = @user_id;
 
 -- name: DeleteSCIMGroupMembershipsByUser :exec
 DELETE FROM scim_group_members WHERE user_id = @user_id;
+
+-- name: CreateSCIMGroup :one
+INSERT INTO scim_groups (display_name, external_id)
+VALUES (@display_name, @external_id)
+RETURNING *;
+
+-- name: GetSCIMGroup :one
+SELECT * FROM scim_groups WHERE id = @id;
+
+-- name: LockSCIMGroup :one
+SELECT * FROM scim_groups WHERE id = @id FOR UPDATE;
+
+-- name: ListSCIMGroups :many
+-- Oldest first, so that paging through startIndex is stable; display_name
+-- (case-insensitively) and external_id filter when given.
+SELECT * FROM scim_groups
+WHERE (sqlc.narg(display_name)::text IS NULL OR lower(display_name) = lower(sqlc.narg(display_name)::text))
+  AND (sqlc.narg(external_id)::text IS NULL OR external_id = sqlc.narg(external_id)::text)
+ORDER BY created_at, id
+LIMIT @row_limit OFFSET @row_offset;
+
+-- name: CountSCIMGroups :one
+SELECT count(*) FROM scim_groups
+WHERE (sqlc.narg(display_name)::text IS NULL OR lower(display_name) = lower(sqlc.narg(display_name)::text))
+  AND (sqlc.narg(external_id)::text IS NULL OR external_id = sqlc.narg(external_id)::text);
+
+-- name: UpdateSCIMGroup :one
+UPDATE scim_groups SET display_name = @display_name, external_id = @external_id, updated_at = clock_timestamp()
+WHERE id = @id
+RETURNING *;
+
+-- name: DeleteSCIMGroup :execrows
+DELETE FROM scim_groups WHERE id = @id;
+
+-- name: ListSCIMGroupMembers :many
+-- The members of the given groups, with the user's name and e-mail.
+SELECT m.group_id, m.user_id, u.name, u.email
+FROM scim_group_members m JOIN users u ON u.id = m.user_id
+WHERE m.group_id = ANY(@group_ids::uuid[])
+ORDER BY m.group_id, m.user_id;
+
+-- name: AddSCIMGroupMember :exec
+INSERT INTO scim_group_members (group_id, user_id) VALUES (@group_id, @user_id)
+ON CONFLICT DO NOTHING;
+
+-- name: RemoveSCIMGroupMember :exec
+DELETE FROM scim_group_members WHERE group_id = @group_id AND user_id = @user_id;
+
+-- name: ExistsSCIMUser :one
+-- Whether a user exists that the provider has not deleted.
+SELECT EXISTS (
+    SELECT 1 FROM users u LEFT JOIN scim_users s ON s.user_id = u.id
+    WHERE u.id = @id AND NOT coalesce(s.deleted, false)
+);

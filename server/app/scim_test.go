@@ -445,3 +445,94 @@ func TestSCIMDeactivationEndsEverythingEverywhere(t *testing.T) {
 	}
 	stream.ended(t)
 }
+
+// Groups as Okta and Microsoft Entra ID push them: created with members,
+// found by displayName in any case, renamed, members added and removed by
+// value array and by a members[value eq "…"] path, replaced, deleted.
+func TestSCIMGroups(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, admin := s.User(t, "admin@example.com", "admin")
+	tok := scimToken(t, s, admin)
+	var ids []string
+	for _, e := range []string{"g1@example.com", "g2@example.com", "g3@example.com"} {
+		ids = append(ids, scimMust(t, s, tok, "POST", "/scim/v2/Users", oktaUser(e), http.StatusCreated)["id"].(string))
+	}
+	memberValues := func(g scimBody) string {
+		t.Helper()
+		ms, _ := g["members"].([]any)
+		var vs []string
+		for _, m := range ms {
+			vs = append(vs, m.(map[string]any)["value"].(string))
+		}
+		return strings.Join(vs, ",")
+	}
+	g := scimMust(t, s, tok, "POST", "/scim/v2/Groups", map[string]any{
+		"schemas":     []string{"urn:ietf:params:scim:schemas:core:2.0:Group"},
+		"displayName": "Sales",
+		"members":     []map[string]any{{"value": ids[0], "display": "g1@example.com"}},
+	}, http.StatusCreated)
+	gid, _ := g["id"].(string)
+	if gid == "" || g["displayName"] != "Sales" || memberValues(g) != ids[0] {
+		t.Fatalf("created %v", g)
+	}
+	checkSCIMError(t, scimMust(t, s, tok, "POST", "/scim/v2/Groups", map[string]any{"displayName": "SALES"}, http.StatusConflict), 409, "uniqueness")
+	checkSCIMError(t, scimMust(t, s, tok, "POST", "/scim/v2/Groups", map[string]any{"displayName": "Other", "members": []map[string]any{{"value": "424242"}}}, http.StatusBadRequest), 400, "invalidValue")
+	checkSCIMError(t, scimMust(t, s, tok, "GET", `/scim/v2/Groups?filter=members+eq+%22x%22`, nil, http.StatusBadRequest), 400, "invalidFilter")
+
+	list := scimMust(t, s, tok, "GET", `/scim/v2/Groups?filter=displayName+eq+%22sales%22&excludedAttributes=members`, nil, http.StatusOK)
+	res, _ := list["Resources"].([]any)
+	if list["totalResults"] != float64(1) || len(res) != 1 || res[0].(map[string]any)["id"] != gid || res[0].(map[string]any)["members"] != nil {
+		t.Errorf("filter by displayName without members = %v", list)
+	}
+
+	patch := func(ops ...map[string]any) scimBody {
+		t.Helper()
+		return scimMust(t, s, tok, "PATCH", "/scim/v2/Groups/"+gid, map[string]any{
+			"schemas":    []string{"urn:ietf:params:scim:api:messages:2.0:PatchOp"},
+			"Operations": ops,
+		}, http.StatusOK)
+	}
+	// Okta: rename without a path (with the id in the value), add members by path.
+	g = patch(map[string]any{"op": "replace", "value": map[string]any{"id": gid, "displayName": "Sales EMEA"}})
+	if g["displayName"] != "Sales EMEA" || memberValues(g) != ids[0] {
+		t.Errorf("after rename %v", g)
+	}
+	g = patch(map[string]any{"op": "add", "path": "members", "value": []map[string]any{{"value": ids[1], "display": "g2"}, {"value": ids[2]}}})
+	if memberValues(g) != strings.Join(ids, ",") {
+		t.Errorf("after add %v", g)
+	}
+	// Okta removes one by a value path; Entra removes by a value array.
+	g = patch(map[string]any{"op": "remove", "path": `members[value eq "` + ids[0] + `"]`})
+	if memberValues(g) != ids[1]+","+ids[2] {
+		t.Errorf("after remove by path %v", g)
+	}
+	g = patch(map[string]any{"op": "Remove", "path": "members", "value": []map[string]any{{"value": ids[1]}}})
+	if memberValues(g) != ids[2] {
+		t.Errorf("after Entra remove %v", g)
+	}
+	g = patch(map[string]any{"op": "Replace", "path": "members", "value": []map[string]any{{"value": ids[0]}}},
+		map[string]any{"op": "Add", "path": "externalId", "value": "ext-g"})
+	if memberValues(g) != ids[0] || g["externalId"] != "ext-g" {
+		t.Errorf("after replace %v", g)
+	}
+	g = scimMust(t, s, tok, "PUT", "/scim/v2/Groups/"+gid, map[string]any{
+		"schemas": []string{"urn:ietf:params:scim:schemas:core:2.0:Group"}, "displayName": "Sales", "members": []map[string]any{{"value": ids[1]}},
+	}, http.StatusOK)
+	if g["displayName"] != "Sales" || memberValues(g) != ids[1] {
+		t.Errorf("after PUT %v", g)
+	}
+	// Deprovisioning a user takes them out of their groups.
+	if status, _ := scim(t, s, tok, "DELETE", "/scim/v2/Users/"+ids[1], nil); status != http.StatusNoContent {
+		t.Fatalf("DELETE user = %d", status)
+	}
+	if g = scimMust(t, s, tok, "GET", "/scim/v2/Groups/"+gid, nil, http.StatusOK); memberValues(g) != "" {
+		t.Errorf("after deprovisioning its member %v", g)
+	}
+	if status, _ := scim(t, s, tok, "DELETE", "/scim/v2/Groups/"+gid, nil); status != http.StatusNoContent {
+		t.Fatalf("DELETE group = %d", status)
+	}
+	checkSCIMError(t, scimMust(t, s, tok, "GET", "/scim/v2/Groups/"+gid, nil, http.StatusNotFound), 404, "")
+	checkSCIMError(t, scimMust(t, s, tok, "DELETE", "/scim/v2/Groups/"+gid, nil, http.StatusNotFound), 404, "")
+	scimMust(t, s, tok, "GET", "/scim/v2/Users/"+ids[0], nil, http.StatusOK)
+}
