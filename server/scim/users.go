@@ -88,6 +88,11 @@ func (s *Service) CreateUser(ctx context.Context, actor Actor, resource map[stri
 		return User{}, errInvalidValue("userName is required")
 	}
 	u, err := txV(ctx, s, func(q *db.Queries) (User, error) {
+		// A created user may start deactivated; the workspace lock keeps
+		// the admin count of a revived admin consistent, as in modifyUser.
+		if err := q.LockWorkspace(ctx); err != nil {
+			return User{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
+		}
 		existing, err := q.LockUserByEmail(ctx, st.userName)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
