@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"log/slog"
+
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/measure"
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/release"
+	"github.com/switchyard/switchyard/server/sso"
 )
 
 // Handlers implements the generated strict server interface. Each method
@@ -20,6 +23,8 @@ type Handlers struct {
 	measure      *measure.Service
 	notify       *notify.Service
 	releases     *release.Service
+	sso          *sso.Service // nil: single sign-on routes answer as if it were off
+	logger       *slog.Logger
 	cookieSecure bool // the session cookie's Secure flag (COOKIE_SECURE)
 }
 

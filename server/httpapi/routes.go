@@ -22,6 +22,7 @@ import (
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/release"
+	"github.com/switchyard/switchyard/server/sso"
 	"github.com/switchyard/switchyard/server/stream"
 )
 
@@ -33,6 +34,7 @@ type Config struct {
 	Measure   *measure.Service
 	Notify    *notify.Service // webhooks and chat integrations
 	Releases  *release.Service
+	SSO       *sso.Service // single sign-on; nil serves it as off
 	Logger    *slog.Logger
 	PublicDir string // directory of dashboard static files; may not exist
 	// CookieSecure sets the session cookie's Secure flag (COOKIE_SECURE).
@@ -60,6 +62,10 @@ type Config struct {
 // document), then the dashboard catch-all.
 func NewHandler(cfg Config) (http.Handler, error) {
 	errs := errorWriter{logger: cfg.Logger, unreachable: cfg.Unreachable}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	spec, err := loadSpec()
 	if err != nil {
 		return nil, err
@@ -74,7 +80,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, sso: cfg.SSO, logger: logger, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})
