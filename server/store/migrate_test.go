@@ -21,8 +21,8 @@ var wantTables = []string{
 	"impression_daily", "impression_exposures", "impression_flag_users", "impression_summaries", "impression_value_users", "impression_variant_users", "impressions",
 	"login_attempts", "notification_outbox", "personal_access_tokens", "project_members", "projects",
 	"release_arm_metrics", "release_checks", "release_user_metrics", "release_users", "releases", "rollup_watermarks",
-	"scheduled_changes", "sdk_keys", "segments", "sessions", "users",
-	"webhook_deliveries", "webhooks", "workspace",
+	"scheduled_changes", "sdk_keys", "segments", "sessions", "sso_used_states", "users",
+	"webhook_deliveries", "webhooks", "workspace", "workspace_sso",
 }
 
 // emptyPool opens a pool on a fresh database without any schema.
