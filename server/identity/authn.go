@@ -202,6 +202,10 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 			auth.DummyCheck(password)
 		case err != nil:
 			return loginOutcome{}, err
+		case user.PasswordHash == "":
+			// A user provisioned by single sign-on has no password; the
+			// dummy check keeps the answer's timing that of a wrong one.
+			auth.DummyCheck(password)
 		case !auth.CheckPassword(user.PasswordHash, password):
 			// a wrong password: counted below
 		case !user.Active:
