@@ -258,6 +258,7 @@ type ProjectMember struct {
 	UserID    int64
 	Role      string
 	CreatedAt time.Time
+	Source    string
 }
 
 type Release struct {
@@ -400,6 +401,11 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+type SsoUsedState struct {
+	StateHash []byte
+	ExpiresAt time.Time
+}
+
 type User struct {
 	ID           int64
 	Name         string
@@ -409,6 +415,8 @@ type User struct {
 	CreatedAt    time.Time
 	Active       bool
 	SsoLinked    bool
+	OidcIssuer   *string
+	OidcSubject  *string
 }
 
 type Webhook struct {
@@ -435,4 +443,19 @@ type Workspace struct {
 	ID        int32
 	Name      string
 	CreatedAt time.Time
+}
+
+type WorkspaceSso struct {
+	ID                  int32
+	Issuer              string
+	ClientID            string
+	ClientSecretSealed  []byte
+	Scopes              []string
+	GroupsClaim         string
+	AllowedEmailDomains []string
+	AutoProvision       bool
+	GroupMappings       json.RawMessage
+	AdminGroups         []string
+	PasswordLogin       string
+	UpdatedAt           time.Time
 }

@@ -513,6 +513,39 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for SSOPasswordLogin.
+const (
+	AdminsOnly SSOPasswordLogin = "admins_only"
+	Enabled    SSOPasswordLogin = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the SSOPasswordLogin enum.
+func (e SSOPasswordLogin) Valid() bool {
+	switch e {
+	case AdminsOnly:
+		return true
+	case Enabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SSORequiredCode.
+const (
+	SSOREQUIRED SSORequiredCode = "SSO_REQUIRED"
+)
+
+// Valid indicates whether the value is a known member of the SSORequiredCode enum.
+func (e SSORequiredCode) Valid() bool {
+	switch e {
+	case SSOREQUIRED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ScimErrorSchemas.
 const (
 	UrnIetfParamsScimApiMessages20Error ScimErrorSchemas = "urn:ietf:params:scim:api:messages:2.0:Error"
@@ -1387,6 +1420,63 @@ type RequireApprovalInput struct {
 // Role defines model for Role.
 type Role string
 
+// SSOGroupMapping defines model for SSOGroupMapping.
+type SSOGroupMapping struct {
+	Group     string             `json:"group"`
+	ProjectId openapi_types.UUID `json:"project_id"`
+	Role      Role               `json:"role"`
+}
+
+// SSOInfo defines model for SSOInfo.
+type SSOInfo struct {
+	Enabled       bool             `json:"enabled"`
+	LoginUrl      string           `json:"login_url"`
+	PasswordLogin SSOPasswordLogin `json:"password_login"`
+}
+
+// SSOPasswordLogin defines model for SSOPasswordLogin.
+type SSOPasswordLogin string
+
+// SSORequired defines model for SSORequired.
+type SSORequired struct {
+	Code  SSORequiredCode `json:"code"`
+	Error string          `json:"error"`
+}
+
+// SSORequiredCode defines model for SSORequired.Code.
+type SSORequiredCode string
+
+// SSOSettings defines model for SSOSettings.
+type SSOSettings struct {
+	AdminGroups         []string          `json:"admin_groups"`
+	AllowedEmailDomains []string          `json:"allowed_email_domains"`
+	AutoProvision       bool              `json:"auto_provision"`
+	ClientId            string            `json:"client_id"`
+	ClientSecretSet     bool              `json:"client_secret_set"`
+	GroupMappings       []SSOGroupMapping `json:"group_mappings"`
+	GroupsClaim         string            `json:"groups_claim"`
+	Issuer              string            `json:"issuer"`
+	PasswordLogin       SSOPasswordLogin  `json:"password_login"`
+
+	// RedirectUri The redirect URI to register with the provider (`PUBLIC_URL` + `/api/auth/oidc/callback`).
+	RedirectUri string   `json:"redirect_uri"`
+	Scopes      []string `json:"scopes"`
+}
+
+// SSOSettingsInput defines model for SSOSettingsInput.
+type SSOSettingsInput struct {
+	AdminGroups         *[]string          `json:"admin_groups,omitempty"`
+	AllowedEmailDomains *[]string          `json:"allowed_email_domains,omitempty"`
+	AutoProvision       *bool              `json:"auto_provision,omitempty"`
+	ClientId            string             `json:"client_id"`
+	ClientSecret        string             `json:"client_secret"`
+	GroupMappings       *[]SSOGroupMapping `json:"group_mappings,omitempty"`
+	GroupsClaim         *string            `json:"groups_claim,omitempty"`
+	Issuer              string             `json:"issuer"`
+	PasswordLogin       *SSOPasswordLogin  `json:"password_login,omitempty"`
+	Scopes              *[]string          `json:"scopes,omitempty"`
+}
+
 // ScheduledChange defines model for ScheduledChange.
 type ScheduledChange struct {
 	Attempts      int                `json:"attempts"`
@@ -1812,6 +1902,22 @@ type Unauthorized = Error
 // Unprocessable defines model for Unprocessable.
 type Unprocessable = Error
 
+// OidcCallbackParams defines parameters for OidcCallback.
+type OidcCallbackParams struct {
+	Code  *string `form:"code,omitempty" json:"code,omitempty"`
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error An error the provider reports instead of a code.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+	LgSso *string `form:"lg_sso,omitempty" json:"lg_sso,omitempty"`
+}
+
+// OidcLoginParams defines parameters for OidcLogin.
+type OidcLoginParams struct {
+	// Redirect A same-origin path to land on after signing in; anything else lands on `/`.
+	Redirect *string `form:"redirect,omitempty" json:"redirect,omitempty"`
+}
+
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
 	FlagKey *string `form:"flag_key,omitempty" json:"flag_key,omitempty"`
@@ -2006,6 +2112,9 @@ type UpdateUserJSONRequestBody = UserPatch
 
 // CreateScimTokenJSONRequestBody defines body for CreateScimToken for application/json ContentType.
 type CreateScimTokenJSONRequestBody = ScimTokenInput
+
+// PutWorkspaceSSOJSONRequestBody defines body for PutWorkspaceSSO for application/json ContentType.
+type PutWorkspaceSSOJSONRequestBody = SSOSettingsInput
 
 // OfrepEvaluateFlagsJSONRequestBody defines body for OfrepEvaluateFlags for application/json ContentType.
 type OfrepEvaluateFlagsJSONRequestBody = OfrepRequest
@@ -2396,6 +2505,29 @@ type ClientInterface interface {
 	// Corresponds with GET /api/auth/me (the `GetCurrentUser` operationId).
 	GetCurrentUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OidcCallback Finish a single sign-on
+	//
+	// No credential; the provider redirects the browser here. Checks the state against the
+	// `lg_sso` cookie, exchanges the code with the PKCE verifier, verifies the ID token
+	// (signature, `iss`, `aud`, `exp`, `nonce`), requires a verified email in an allowed
+	// domain, finds, links or provisions the user, applies group mappings and admin groups,
+	// starts a session (the `lg_session` cookie) and redirects to the saved path. A failure
+	// redirects to `/login?error=` `sso_state`, `sso_token`, `sso_domain`,
+	// `sso_not_provisioned` or `sso_deactivated`, and creates nothing.
+	//
+	// Corresponds with GET /api/auth/oidc/callback (the `OidcCallback` operationId).
+	OidcCallback(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OidcLogin Start a single sign-on
+	//
+	// No credential. Redirects to the provider's authorization endpoint (authorization code
+	// flow with PKCE S256, a random `state` and `nonce`). The verifier, state, nonce and
+	// `redirect` travel in the sealed, HttpOnly `lg_sso` cookie, valid for 10 minutes. While
+	// single sign-on is off, redirects to `/login?error=sso_state`.
+	//
+	// Corresponds with GET /api/auth/oidc/login (the `OidcLogin` operationId).
+	OidcLogin(ctx context.Context, params *OidcLoginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SetupWorkspaceWithBody Create the first workspace admin (setup wizard)
 	//
 	// No credential, and only while no user exists: once one does, 409. Creates the first
@@ -2419,6 +2551,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/auth/setup (the `SetupWorkspace` operationId).
 	SetupWorkspace(ctx context.Context, body SetupWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAuthSSO Whether single sign-on is on, for the sign-in page
+	//
+	// No credential. `login_url` is empty while single sign-on is off.
+	//
+	// Corresponds with GET /api/auth/sso (the `GetAuthSSO` operationId).
+	GetAuthSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkspace Workspace name and set-up state
 	//
@@ -3831,6 +3970,52 @@ type ClientInterface interface {
 	// Corresponds with DELETE /api/workspace/scim-tokens/{id} (the `DeleteScimToken` operationId).
 	DeleteScimToken(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteWorkspaceSSO Turn single sign-on off (workspace admin)
+	//
+	// Workspace admins. Removes the settings; users keep their accounts and their links to
+	// the provider, and password sign-in is open to everyone again.
+	//
+	// Corresponds with DELETE /api/workspace/sso (the `DeleteWorkspaceSSO` operationId).
+	DeleteWorkspaceSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWorkspaceSSO The single sign-on settings (workspace admin)
+	//
+	// Workspace admins (`read_only` tokens included). The client secret is never returned:
+	// `client_secret_set` says whether one is stored. 404 while single sign-on is off.
+	//
+	// Corresponds with GET /api/workspace/sso (the `GetWorkspaceSSO` operationId).
+	GetWorkspaceSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWorkspaceSSOWithBody Configure single sign-on (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+	// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+	// provider's signing keys: 422 when they cannot be fetched or the document names another
+	// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+	// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+	// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+	// never returned or logged.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+	PutWorkspaceSSOWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWorkspaceSSO Configure single sign-on (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+	// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+	// provider's signing keys: 422 when they cannot be fetched or the document names another
+	// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+	// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+	// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+	// never returned or logged.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+	PutWorkspaceSSO(ctx context.Context, body PutWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetFlagsSnapshot All segment-expanded flags of the SDK key's environment
 	//
 	// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -4236,6 +4421,49 @@ func (c *Client) GetCurrentUser(ctx context.Context, reqEditors ...RequestEditor
 	return c.Client.Do(req)
 }
 
+// OidcCallback Finish a single sign-on
+//
+// No credential; the provider redirects the browser here. Checks the state against the
+// `lg_sso` cookie, exchanges the code with the PKCE verifier, verifies the ID token
+// (signature, `iss`, `aud`, `exp`, `nonce`), requires a verified email in an allowed
+// domain, finds, links or provisions the user, applies group mappings and admin groups,
+// starts a session (the `lg_session` cookie) and redirects to the saved path. A failure
+// redirects to `/login?error=` `sso_state`, `sso_token`, `sso_domain`,
+// `sso_not_provisioned` or `sso_deactivated`, and creates nothing.
+//
+// Corresponds with GET /api/auth/oidc/callback (the `OidcCallback` operationId).
+func (c *Client) OidcCallback(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOidcCallbackRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OidcLogin Start a single sign-on
+//
+// No credential. Redirects to the provider's authorization endpoint (authorization code
+// flow with PKCE S256, a random `state` and `nonce`). The verifier, state, nonce and
+// `redirect` travel in the sealed, HttpOnly `lg_sso` cookie, valid for 10 minutes. While
+// single sign-on is off, redirects to `/login?error=sso_state`.
+//
+// Corresponds with GET /api/auth/oidc/login (the `OidcLogin` operationId).
+func (c *Client) OidcLogin(ctx context.Context, params *OidcLoginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOidcLoginRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SetupWorkspaceWithBody Create the first workspace admin (setup wizard)
 //
 // No credential, and only while no user exists: once one does, 409. Creates the first
@@ -4270,6 +4498,23 @@ func (c *Client) SetupWorkspaceWithBody(ctx context.Context, contentType string,
 // Corresponds with POST /api/auth/setup (the `SetupWorkspace` operationId).
 func (c *Client) SetupWorkspace(ctx context.Context, body SetupWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetupWorkspaceRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAuthSSO Whether single sign-on is on, for the sign-in page
+//
+// No credential. `login_url` is empty while single sign-on is off.
+//
+// Corresponds with GET /api/auth/sso (the `GetAuthSSO` operationId).
+func (c *Client) GetAuthSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAuthSSORequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -6841,6 +7086,92 @@ func (c *Client) DeleteScimToken(ctx context.Context, id IntegerId, reqEditors .
 	return c.Client.Do(req)
 }
 
+// DeleteWorkspaceSSO Turn single sign-on off (workspace admin)
+//
+// Workspace admins. Removes the settings; users keep their accounts and their links to
+// the provider, and password sign-in is open to everyone again.
+//
+// Corresponds with DELETE /api/workspace/sso (the `DeleteWorkspaceSSO` operationId).
+func (c *Client) DeleteWorkspaceSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWorkspaceSSORequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWorkspaceSSO The single sign-on settings (workspace admin)
+//
+// Workspace admins (`read_only` tokens included). The client secret is never returned:
+// `client_secret_set` says whether one is stored. 404 while single sign-on is off.
+//
+// Corresponds with GET /api/workspace/sso (the `GetWorkspaceSSO` operationId).
+func (c *Client) GetWorkspaceSSO(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWorkspaceSSORequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWorkspaceSSOWithBody Configure single sign-on (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+// provider's signing keys: 422 when they cannot be fetched or the document names another
+// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+// never returned or logged.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+func (c *Client) PutWorkspaceSSOWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWorkspaceSSORequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWorkspaceSSO Configure single sign-on (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+// provider's signing keys: 422 when they cannot be fetched or the document names another
+// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+// never returned or logged.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+func (c *Client) PutWorkspaceSSO(ctx context.Context, body PutWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWorkspaceSSORequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetFlagsSnapshot All segment-expanded flags of the SDK key's environment
 //
 // Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -7575,6 +7906,155 @@ func NewGetCurrentUserRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewOidcCallbackRequest constructs an http.Request for the OidcCallback method
+func NewOidcCallbackRequest(server string, params *OidcCallbackParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/auth/oidc/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LgSso != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "lg_sso", *params.LgSso, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "lg_sso",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
+	return req, nil
+}
+
+// NewOidcLoginRequest constructs an http.Request for the OidcLogin method
+func NewOidcLoginRequest(server string, params *OidcLoginParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/auth/oidc/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Redirect != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "redirect", *params.Redirect, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSetupWorkspaceRequest calls the generic SetupWorkspace builder with application/json body
 func NewSetupWorkspaceRequest(server string, body SetupWorkspaceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7611,6 +8091,33 @@ func NewSetupWorkspaceRequestWithBody(server string, contentType string, body io
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAuthSSORequest constructs an http.Request for the GetAuthSSO method
+func NewGetAuthSSORequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/auth/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -11404,6 +11911,100 @@ func NewDeleteScimTokenRequest(server string, id IntegerId) (*http.Request, erro
 	return req, nil
 }
 
+// NewDeleteWorkspaceSSORequest constructs an http.Request for the DeleteWorkspaceSSO method
+func NewDeleteWorkspaceSSORequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWorkspaceSSORequest constructs an http.Request for the GetWorkspaceSSO method
+func NewGetWorkspaceSSORequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutWorkspaceSSORequest calls the generic PutWorkspaceSSO builder with application/json body
+func NewPutWorkspaceSSORequest(server string, body PutWorkspaceSSOJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutWorkspaceSSORequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutWorkspaceSSORequestWithBody constructs an http.Request for the PutWorkspaceSSO method, with any body, and a specified content type
+func NewPutWorkspaceSSORequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetFlagsSnapshotRequest constructs an http.Request for the GetFlagsSnapshot method
 func NewGetFlagsSnapshotRequest(server string, params *GetFlagsSnapshotParams) (*http.Request, error) {
 	var err error
@@ -12595,6 +13196,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/auth/me (the `GetCurrentUser` operationId).
 	GetCurrentUserWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCurrentUserResponse, error)
 
+	// OidcCallbackWithResponse Finish a single sign-on
+	//
+	// No credential; the provider redirects the browser here. Checks the state against the
+	// `lg_sso` cookie, exchanges the code with the PKCE verifier, verifies the ID token
+	// (signature, `iss`, `aud`, `exp`, `nonce`), requires a verified email in an allowed
+	// domain, finds, links or provisions the user, applies group mappings and admin groups,
+	// starts a session (the `lg_session` cookie) and redirects to the saved path. A failure
+	// redirects to `/login?error=` `sso_state`, `sso_token`, `sso_domain`,
+	// `sso_not_provisioned` or `sso_deactivated`, and creates nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/auth/oidc/callback (the `OidcCallback` operationId).
+	OidcCallbackWithResponse(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*OidcCallbackResponse, error)
+
+	// OidcLoginWithResponse Start a single sign-on
+	//
+	// No credential. Redirects to the provider's authorization endpoint (authorization code
+	// flow with PKCE S256, a random `state` and `nonce`). The verifier, state, nonce and
+	// `redirect` travel in the sealed, HttpOnly `lg_sso` cookie, valid for 10 minutes. While
+	// single sign-on is off, redirects to `/login?error=sso_state`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/auth/oidc/login (the `OidcLogin` operationId).
+	OidcLoginWithResponse(ctx context.Context, params *OidcLoginParams, reqEditors ...RequestEditorFn) (*OidcLoginResponse, error)
+
 	// SetupWorkspaceWithBodyWithResponse Create the first workspace admin (setup wizard)
 	//
 	// No credential, and only while no user exists: once one does, 409. Creates the first
@@ -12618,6 +13246,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/auth/setup (the `SetupWorkspace` operationId).
 	SetupWorkspaceWithResponse(ctx context.Context, body SetupWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*SetupWorkspaceResponse, error)
+
+	// GetAuthSSOWithResponse Whether single sign-on is on, for the sign-in page
+	//
+	// No credential. `login_url` is empty while single sign-on is off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/auth/sso (the `GetAuthSSO` operationId).
+	GetAuthSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthSSOResponse, error)
 
 	// GetWorkspaceWithResponse Workspace name and set-up state
 	//
@@ -14142,6 +14779,56 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /api/workspace/scim-tokens/{id} (the `DeleteScimToken` operationId).
 	DeleteScimTokenWithResponse(ctx context.Context, id IntegerId, reqEditors ...RequestEditorFn) (*DeleteScimTokenResponse, error)
 
+	// DeleteWorkspaceSSOWithResponse Turn single sign-on off (workspace admin)
+	//
+	// Workspace admins. Removes the settings; users keep their accounts and their links to
+	// the provider, and password sign-in is open to everyone again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/workspace/sso (the `DeleteWorkspaceSSO` operationId).
+	DeleteWorkspaceSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteWorkspaceSSOResponse, error)
+
+	// GetWorkspaceSSOWithResponse The single sign-on settings (workspace admin)
+	//
+	// Workspace admins (`read_only` tokens included). The client secret is never returned:
+	// `client_secret_set` says whether one is stored. 404 while single sign-on is off.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/sso (the `GetWorkspaceSSO` operationId).
+	GetWorkspaceSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWorkspaceSSOResponse, error)
+
+	// PutWorkspaceSSOWithBodyWithResponse Configure single sign-on (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+	// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+	// provider's signing keys: 422 when they cannot be fetched or the document names another
+	// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+	// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+	// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+	// never returned or logged.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+	PutWorkspaceSSOWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWorkspaceSSOResponse, error)
+
+	// PutWorkspaceSSOWithResponse Configure single sign-on (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+	// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+	// provider's signing keys: 422 when they cannot be fetched or the document names another
+	// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+	// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+	// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+	// never returned or logged.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+	PutWorkspaceSSOWithResponse(ctx context.Context, body PutWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWorkspaceSSOResponse, error)
+
 	// GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
 	//
 	// Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -14501,6 +15188,8 @@ type LoginResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *LoginFailure
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *SSORequired
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -14524,6 +15213,11 @@ func (r LoginResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r LoginResponse) GetJSON401() *LoginFailure {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LoginResponse) GetJSON403() *SSORequired {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -14680,6 +15374,104 @@ func (r GetCurrentUserResponse) ContentType() string {
 	return ""
 }
 
+// OidcCallbackResponse302Headers the declared response headers of an HTTP 302 response for OidcCallback
+type OidcCallbackResponse302Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+type OidcCallbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *OidcCallbackResponse302Headers
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r OidcCallbackResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r OidcCallbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OidcCallbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OidcCallbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OidcCallbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OidcLoginResponse302Headers the declared response headers of an HTTP 302 response for OidcLogin
+type OidcLoginResponse302Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+type OidcLoginResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *OidcLoginResponse302Headers
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r OidcLoginResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r OidcLoginResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OidcLoginResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OidcLoginResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OidcLoginResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SetupWorkspaceResponse200Headers the declared response headers of an HTTP 200 response for SetupWorkspace
 type SetupWorkspaceResponse200Headers struct {
 	SetCookie *string
@@ -14750,6 +15542,54 @@ func (r SetupWorkspaceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetupWorkspaceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAuthSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SSOInfo
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAuthSSOResponse) GetJSON200() *SSOInfo {
+	return r.JSON200
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetAuthSSOResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAuthSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAuthSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAuthSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAuthSSOResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20649,6 +21489,192 @@ func (r DeleteScimTokenResponse) ContentType() string {
 	return ""
 }
 
+type DeleteWorkspaceSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWorkspaceSSOResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteWorkspaceSSOResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWorkspaceSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWorkspaceSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWorkspaceSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWorkspaceSSOResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWorkspaceSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SSOSettings
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWorkspaceSSOResponse) GetJSON200() *SSOSettings {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWorkspaceSSOResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWorkspaceSSOResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWorkspaceSSOResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWorkspaceSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWorkspaceSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWorkspaceSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWorkspaceSSOResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutWorkspaceSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SSOSettings
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutWorkspaceSSOResponse) GetJSON200() *SSOSettings {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutWorkspaceSSOResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutWorkspaceSSOResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutWorkspaceSSOResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutWorkspaceSSOResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PutWorkspaceSSOResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PutWorkspaceSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutWorkspaceSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutWorkspaceSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutWorkspaceSSOResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetFlagsSnapshotResponse200Headers the declared response headers of an HTTP 200 response for GetFlagsSnapshot
 type GetFlagsSnapshotResponse200Headers struct {
 	ETag                  *string
@@ -22212,6 +23238,45 @@ func (c *ClientWithResponses) GetCurrentUserWithResponse(ctx context.Context, re
 	return ParseGetCurrentUserResponse(rsp)
 }
 
+// OidcCallbackWithResponse Finish a single sign-on
+//
+// No credential; the provider redirects the browser here. Checks the state against the
+// `lg_sso` cookie, exchanges the code with the PKCE verifier, verifies the ID token
+// (signature, `iss`, `aud`, `exp`, `nonce`), requires a verified email in an allowed
+// domain, finds, links or provisions the user, applies group mappings and admin groups,
+// starts a session (the `lg_session` cookie) and redirects to the saved path. A failure
+// redirects to `/login?error=` `sso_state`, `sso_token`, `sso_domain`,
+// `sso_not_provisioned` or `sso_deactivated`, and creates nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/auth/oidc/callback (the `OidcCallback` operationId).
+func (c *ClientWithResponses) OidcCallbackWithResponse(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*OidcCallbackResponse, error) {
+	rsp, err := c.OidcCallback(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOidcCallbackResponse(rsp)
+}
+
+// OidcLoginWithResponse Start a single sign-on
+//
+// No credential. Redirects to the provider's authorization endpoint (authorization code
+// flow with PKCE S256, a random `state` and `nonce`). The verifier, state, nonce and
+// `redirect` travel in the sealed, HttpOnly `lg_sso` cookie, valid for 10 minutes. While
+// single sign-on is off, redirects to `/login?error=sso_state`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/auth/oidc/login (the `OidcLogin` operationId).
+func (c *ClientWithResponses) OidcLoginWithResponse(ctx context.Context, params *OidcLoginParams, reqEditors ...RequestEditorFn) (*OidcLoginResponse, error) {
+	rsp, err := c.OidcLogin(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOidcLoginResponse(rsp)
+}
+
 // SetupWorkspaceWithBodyWithResponse Create the first workspace admin (setup wizard)
 //
 // No credential, and only while no user exists: once one does, 409. Creates the first
@@ -22246,6 +23311,21 @@ func (c *ClientWithResponses) SetupWorkspaceWithResponse(ctx context.Context, bo
 		return nil, err
 	}
 	return ParseSetupWorkspaceResponse(rsp)
+}
+
+// GetAuthSSOWithResponse Whether single sign-on is on, for the sign-in page
+//
+// No credential. `login_url` is empty while single sign-on is off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/auth/sso (the `GetAuthSSO` operationId).
+func (c *ClientWithResponses) GetAuthSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthSSOResponse, error) {
+	rsp, err := c.GetAuthSSO(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAuthSSOResponse(rsp)
 }
 
 // GetWorkspaceWithResponse Workspace name and set-up state
@@ -24461,6 +25541,80 @@ func (c *ClientWithResponses) DeleteScimTokenWithResponse(ctx context.Context, i
 	return ParseDeleteScimTokenResponse(rsp)
 }
 
+// DeleteWorkspaceSSOWithResponse Turn single sign-on off (workspace admin)
+//
+// Workspace admins. Removes the settings; users keep their accounts and their links to
+// the provider, and password sign-in is open to everyone again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/workspace/sso (the `DeleteWorkspaceSSO` operationId).
+func (c *ClientWithResponses) DeleteWorkspaceSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteWorkspaceSSOResponse, error) {
+	rsp, err := c.DeleteWorkspaceSSO(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWorkspaceSSOResponse(rsp)
+}
+
+// GetWorkspaceSSOWithResponse The single sign-on settings (workspace admin)
+//
+// Workspace admins (`read_only` tokens included). The client secret is never returned:
+// `client_secret_set` says whether one is stored. 404 while single sign-on is off.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/sso (the `GetWorkspaceSSO` operationId).
+func (c *ClientWithResponses) GetWorkspaceSSOWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWorkspaceSSOResponse, error) {
+	rsp, err := c.GetWorkspaceSSO(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWorkspaceSSOResponse(rsp)
+}
+
+// PutWorkspaceSSOWithBodyWithResponse Configure single sign-on (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+// provider's signing keys: 422 when they cannot be fetched or the document names another
+// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+// never returned or logged.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+func (c *ClientWithResponses) PutWorkspaceSSOWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWorkspaceSSOResponse, error) {
+	rsp, err := c.PutWorkspaceSSOWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWorkspaceSSOResponse(rsp)
+}
+
+// PutWorkspaceSSOWithResponse Configure single sign-on (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+// answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+// provider's signing keys: 422 when they cannot be fetched or the document names another
+// issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+// `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+// `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+// never returned or logged.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
+func (c *ClientWithResponses) PutWorkspaceSSOWithResponse(ctx context.Context, body PutWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWorkspaceSSOResponse, error) {
+	rsp, err := c.PutWorkspaceSSO(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWorkspaceSSOResponse(rsp)
+}
+
 // GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
 //
 // Server SDK keys only, in the `Authorization` header: a session cookie or a personal
@@ -25038,6 +26192,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest SSORequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25166,6 +26327,104 @@ func ParseGetCurrentUserResponse(rsp *http.Response) (*GetCurrentUserResponse, e
 	return response, nil
 }
 
+// ParseOidcCallbackResponse parses an HTTP response from a OidcCallbackWithResponse call
+func ParseOidcCallbackResponse(rsp *http.Response) (*OidcCallbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OidcCallbackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers OidcCallbackResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOidcLoginResponse parses an HTTP response from a OidcLoginWithResponse call
+func ParseOidcLoginResponse(rsp *http.Response) (*OidcLoginResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OidcLoginResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers OidcLoginResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSetupWorkspaceResponse parses an HTTP response from a SetupWorkspaceWithResponse call
 func ParseSetupWorkspaceResponse(rsp *http.Response) (*SetupWorkspaceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25228,6 +26487,39 @@ func ParseSetupWorkspaceResponse(rsp *http.Response) (*SetupWorkspaceResponse, e
 			headers.SetCookie = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAuthSSOResponse parses an HTTP response from a GetAuthSSOWithResponse call
+func ParseGetAuthSSOResponse(rsp *http.Response) (*GetAuthSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAuthSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SSOInfo
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
 	}
 
 	return response, nil
@@ -29899,6 +31191,150 @@ func ParseDeleteScimTokenResponse(rsp *http.Response) (*DeleteScimTokenResponse,
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWorkspaceSSOResponse parses an HTTP response from a DeleteWorkspaceSSOWithResponse call
+func ParseDeleteWorkspaceSSOResponse(rsp *http.Response) (*DeleteWorkspaceSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWorkspaceSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWorkspaceSSOResponse parses an HTTP response from a GetWorkspaceSSOWithResponse call
+func ParseGetWorkspaceSSOResponse(rsp *http.Response) (*GetWorkspaceSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWorkspaceSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SSOSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutWorkspaceSSOResponse parses an HTTP response from a PutWorkspaceSSOWithResponse call
+func ParsePutWorkspaceSSOResponse(rsp *http.Response) (*PutWorkspaceSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutWorkspaceSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SSOSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	}
 

@@ -416,6 +416,39 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for SSOPasswordLogin.
+const (
+	AdminsOnly SSOPasswordLogin = "admins_only"
+	Enabled    SSOPasswordLogin = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the SSOPasswordLogin enum.
+func (e SSOPasswordLogin) Valid() bool {
+	switch e {
+	case AdminsOnly:
+		return true
+	case Enabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SSORequiredCode.
+const (
+	SSOREQUIRED SSORequiredCode = "SSO_REQUIRED"
+)
+
+// Valid indicates whether the value is a known member of the SSORequiredCode enum.
+func (e SSORequiredCode) Valid() bool {
+	switch e {
+	case SSOREQUIRED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SdkKeyKind.
 const (
 	SdkKeyKindClient SdkKeyKind = "client"
@@ -1135,6 +1168,63 @@ type RequireApprovalInput struct {
 // Role defines model for Role.
 type Role string
 
+// SSOGroupMapping defines model for SSOGroupMapping.
+type SSOGroupMapping struct {
+	Group     string             `json:"group"`
+	ProjectId openapi_types.UUID `json:"project_id"`
+	Role      Role               `json:"role"`
+}
+
+// SSOInfo defines model for SSOInfo.
+type SSOInfo struct {
+	Enabled       bool             `json:"enabled"`
+	LoginUrl      string           `json:"login_url"`
+	PasswordLogin SSOPasswordLogin `json:"password_login"`
+}
+
+// SSOPasswordLogin defines model for SSOPasswordLogin.
+type SSOPasswordLogin string
+
+// SSORequired defines model for SSORequired.
+type SSORequired struct {
+	Code  SSORequiredCode `json:"code"`
+	Error string          `json:"error"`
+}
+
+// SSORequiredCode defines model for SSORequired.Code.
+type SSORequiredCode string
+
+// SSOSettings defines model for SSOSettings.
+type SSOSettings struct {
+	AdminGroups         []string          `json:"admin_groups"`
+	AllowedEmailDomains []string          `json:"allowed_email_domains"`
+	AutoProvision       bool              `json:"auto_provision"`
+	ClientId            string            `json:"client_id"`
+	ClientSecretSet     bool              `json:"client_secret_set"`
+	GroupMappings       []SSOGroupMapping `json:"group_mappings"`
+	GroupsClaim         string            `json:"groups_claim"`
+	Issuer              string            `json:"issuer"`
+	PasswordLogin       SSOPasswordLogin  `json:"password_login"`
+
+	// RedirectUri The redirect URI to register with the provider (`PUBLIC_URL` + `/api/auth/oidc/callback`).
+	RedirectUri string   `json:"redirect_uri"`
+	Scopes      []string `json:"scopes"`
+}
+
+// SSOSettingsInput defines model for SSOSettingsInput.
+type SSOSettingsInput struct {
+	AdminGroups         *[]string          `json:"admin_groups,omitempty"`
+	AllowedEmailDomains *[]string          `json:"allowed_email_domains,omitempty"`
+	AutoProvision       *bool              `json:"auto_provision,omitempty"`
+	ClientId            string             `json:"client_id"`
+	ClientSecret        string             `json:"client_secret"`
+	GroupMappings       *[]SSOGroupMapping `json:"group_mappings,omitempty"`
+	GroupsClaim         *string            `json:"groups_claim,omitempty"`
+	Issuer              string             `json:"issuer"`
+	PasswordLogin       *SSOPasswordLogin  `json:"password_login,omitempty"`
+	Scopes              *[]string          `json:"scopes,omitempty"`
+}
+
 // ScheduledChange defines model for ScheduledChange.
 type ScheduledChange struct {
 	Attempts      int                          `json:"attempts"`
@@ -1483,6 +1573,22 @@ type Unauthorized = Error
 // Unprocessable defines model for Unprocessable.
 type Unprocessable = Error
 
+// OidcCallbackParams defines parameters for OidcCallback.
+type OidcCallbackParams struct {
+	Code  *string `form:"code,omitempty" json:"code,omitempty"`
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error An error the provider reports instead of a code.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+	LgSso *string `form:"lg_sso,omitempty" json:"lg_sso,omitempty"`
+}
+
+// OidcLoginParams defines parameters for OidcLogin.
+type OidcLoginParams struct {
+	// Redirect A same-origin path to land on after signing in; anything else lands on `/`.
+	Redirect *string `form:"redirect,omitempty" json:"redirect,omitempty"`
+}
+
 // ListAuditParams defines parameters for ListAudit.
 type ListAuditParams struct {
 	FlagKey *string `form:"flag_key,omitempty" json:"flag_key,omitempty"`
@@ -1638,6 +1744,9 @@ type UpdateUserJSONRequestBody = UserPatch
 // CreateScimTokenJSONRequestBody defines body for CreateScimToken for application/json ContentType.
 type CreateScimTokenJSONRequestBody = ScimTokenInput
 
+// PutWorkspaceSSOJSONRequestBody defines body for PutWorkspaceSSO for application/json ContentType.
+type PutWorkspaceSSOJSONRequestBody = SSOSettingsInput
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// Login Log in with email and password
@@ -1649,9 +1758,18 @@ type ServerInterface interface {
 	// GetCurrentUser The logged-in user
 	// (GET /api/auth/me)
 	GetCurrentUser(w http.ResponseWriter, r *http.Request)
+	// OidcCallback Finish a single sign-on
+	// (GET /api/auth/oidc/callback)
+	OidcCallback(w http.ResponseWriter, r *http.Request, params OidcCallbackParams)
+	// OidcLogin Start a single sign-on
+	// (GET /api/auth/oidc/login)
+	OidcLogin(w http.ResponseWriter, r *http.Request, params OidcLoginParams)
 	// SetupWorkspace Create the first workspace admin (setup wizard)
 	// (POST /api/auth/setup)
 	SetupWorkspace(w http.ResponseWriter, r *http.Request)
+	// GetAuthSSO Whether single sign-on is on, for the sign-in page
+	// (GET /api/auth/sso)
+	GetAuthSSO(w http.ResponseWriter, r *http.Request)
 	// GetWorkspace Workspace name and set-up state
 	// (GET /api/auth/workspace)
 	GetWorkspace(w http.ResponseWriter, r *http.Request)
@@ -1904,6 +2022,15 @@ type ServerInterface interface {
 	// DeleteScimToken Revoke a SCIM token (workspace admin)
 	// (DELETE /api/workspace/scim-tokens/{id})
 	DeleteScimToken(w http.ResponseWriter, r *http.Request, id IntegerId)
+	// DeleteWorkspaceSSO Turn single sign-on off (workspace admin)
+	// (DELETE /api/workspace/sso)
+	DeleteWorkspaceSSO(w http.ResponseWriter, r *http.Request)
+	// GetWorkspaceSSO The single sign-on settings (workspace admin)
+	// (GET /api/workspace/sso)
+	GetWorkspaceSSO(w http.ResponseWriter, r *http.Request)
+	// PutWorkspaceSSO Configure single sign-on (workspace admin)
+	// (PUT /api/workspace/sso)
+	PutWorkspaceSSO(w http.ResponseWriter, r *http.Request)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -1957,11 +2084,132 @@ func (siw *ServerInterfaceWrapper) GetCurrentUser(w http.ResponseWriter, r *http
 	handler.ServeHTTP(w, r)
 }
 
+// OidcCallback operation middleware
+func (siw *ServerInterfaceWrapper) OidcCallback(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params OidcCallbackParams
+
+	// ------------- Optional query parameter "code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code", r.URL.Query(), &params.Code, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "code"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "code", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", r.URL.Query(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "state"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "state", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "error" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "error", r.URL.Query(), &params.Error, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "error"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "error", Err: err})
+		}
+		return
+	}
+
+	{
+		var cookie *http.Cookie
+
+		if cookie, err = r.Cookie("lg_sso"); err == nil {
+			var value string
+			err = runtime.BindStyledParameterWithOptions("simple", "lg_sso", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+			if err != nil {
+				siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lg_sso", Err: err})
+				return
+			}
+			params.LgSso = &value
+
+		}
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.OidcCallback(w, r, params)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// OidcLogin operation middleware
+func (siw *ServerInterfaceWrapper) OidcLogin(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params OidcLoginParams
+
+	// ------------- Optional query parameter "redirect" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "redirect", r.URL.Query(), &params.Redirect, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "redirect"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "redirect", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.OidcLogin(w, r, params)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // SetupWorkspace operation middleware
 func (siw *ServerInterfaceWrapper) SetupWorkspace(w http.ResponseWriter, r *http.Request) {
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SetupWorkspace(w, r)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAuthSSO operation middleware
+func (siw *ServerInterfaceWrapper) GetAuthSSO(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAuthSSO(w, r)
 	}))
 
 	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
@@ -4649,6 +4897,48 @@ func (siw *ServerInterfaceWrapper) DeleteScimToken(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// DeleteWorkspaceSSO operation middleware
+func (siw *ServerInterfaceWrapper) DeleteWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteWorkspaceSSO(w, r)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetWorkspaceSSO operation middleware
+func (siw *ServerInterfaceWrapper) GetWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetWorkspaceSSO(w, r)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutWorkspaceSSO operation middleware
+func (siw *ServerInterfaceWrapper) PutWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutWorkspaceSSO(w, r)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -4938,6 +5228,18 @@ func HandlerWithOptions(si ServerInterface, options GorillaServerOptions) http.H
 
 	r.HandleFunc(options.BaseURL+"/api/users/{id}", wrapper.UpdateUser).Methods(http.MethodPatch)
 
+	r.HandleFunc(options.BaseURL+"/api/workspace/sso", wrapper.DeleteWorkspaceSSO).Methods(http.MethodDelete)
+
+	r.HandleFunc(options.BaseURL+"/api/workspace/sso", wrapper.GetWorkspaceSSO).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/workspace/sso", wrapper.PutWorkspaceSSO).Methods(http.MethodPut)
+
+	r.HandleFunc(options.BaseURL+"/api/auth/sso", wrapper.GetAuthSSO).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/auth/oidc/login", wrapper.OidcLogin).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/auth/oidc/callback", wrapper.OidcCallback).Methods(http.MethodGet)
+
 	return r
 }
 
@@ -5013,6 +5315,20 @@ func (response Login401JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login403JSONResponse SSORequired
+
+func (response Login403JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5159,6 +5475,90 @@ func (response GetCurrentUser403JSONResponse) VisitGetCurrentUserResponse(w http
 	return err
 }
 
+type OidcCallbackRequestObject struct {
+	Params OidcCallbackParams
+}
+
+type OidcCallbackResponseObject interface {
+	VisitOidcCallbackResponse(w http.ResponseWriter) error
+}
+
+type OidcCallback302ResponseHeaders struct {
+	Location  *string
+	SetCookie *string
+}
+
+type OidcCallback302Response struct {
+	Headers OidcCallback302ResponseHeaders
+}
+
+func (response OidcCallback302Response) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type OidcCallback422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response OidcCallback422JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcLoginRequestObject struct {
+	Params OidcLoginParams
+}
+
+type OidcLoginResponseObject interface {
+	VisitOidcLoginResponse(w http.ResponseWriter) error
+}
+
+type OidcLogin302ResponseHeaders struct {
+	Location  *string
+	SetCookie *string
+}
+
+type OidcLogin302Response struct {
+	Headers OidcLogin302ResponseHeaders
+}
+
+func (response OidcLogin302Response) VisitOidcLoginResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type OidcLogin422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response OidcLogin422JSONResponse) VisitOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetupWorkspaceRequestObject struct {
 	Body *SetupWorkspaceJSONRequestBody
 }
@@ -5243,6 +5643,41 @@ func (response SetupWorkspace422JSONResponse) VisitSetupWorkspaceResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthSSORequestObject struct {
+}
+
+type GetAuthSSOResponseObject interface {
+	VisitGetAuthSSOResponse(w http.ResponseWriter) error
+}
+
+type GetAuthSSO200JSONResponse SSOInfo
+
+func (response GetAuthSSO200JSONResponse) VisitGetAuthSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthSSO405JSONResponse struct{ MethodNotAllowedJSONResponse }
+
+func (response GetAuthSSO405JSONResponse) VisitGetAuthSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(405)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -12109,6 +12544,204 @@ func (response DeleteScimToken404JSONResponse) VisitDeleteScimTokenResponse(w ht
 	return err
 }
 
+type DeleteWorkspaceSSORequestObject struct {
+}
+
+type DeleteWorkspaceSSOResponseObject interface {
+	VisitDeleteWorkspaceSSOResponse(w http.ResponseWriter) error
+}
+
+type DeleteWorkspaceSSO204Response struct {
+}
+
+func (response DeleteWorkspaceSSO204Response) VisitDeleteWorkspaceSSOResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteWorkspaceSSO401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteWorkspaceSSO401JSONResponse) VisitDeleteWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWorkspaceSSO403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteWorkspaceSSO403JSONResponse) VisitDeleteWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkspaceSSORequestObject struct {
+}
+
+type GetWorkspaceSSOResponseObject interface {
+	VisitGetWorkspaceSSOResponse(w http.ResponseWriter) error
+}
+
+type GetWorkspaceSSO200JSONResponse SSOSettings
+
+func (response GetWorkspaceSSO200JSONResponse) VisitGetWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkspaceSSO401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetWorkspaceSSO401JSONResponse) VisitGetWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkspaceSSO403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetWorkspaceSSO403JSONResponse) VisitGetWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkspaceSSO404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetWorkspaceSSO404JSONResponse) VisitGetWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceSSORequestObject struct {
+	Body *PutWorkspaceSSOJSONRequestBody
+}
+
+type PutWorkspaceSSOResponseObject interface {
+	VisitPutWorkspaceSSOResponse(w http.ResponseWriter) error
+}
+
+type PutWorkspaceSSO200JSONResponse SSOSettings
+
+func (response PutWorkspaceSSO200JSONResponse) VisitPutWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceSSO400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PutWorkspaceSSO400JSONResponse) VisitPutWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceSSO401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PutWorkspaceSSO401JSONResponse) VisitPutWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceSSO403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PutWorkspaceSSO403JSONResponse) VisitPutWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceSSO413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response PutWorkspaceSSO413JSONResponse) VisitPutWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceSSO422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response PutWorkspaceSSO422JSONResponse) VisitPutWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// Login Log in with email and password
@@ -12120,9 +12753,18 @@ type StrictServerInterface interface {
 	// GetCurrentUser The logged-in user
 	// (GET /api/auth/me)
 	GetCurrentUser(ctx context.Context, request GetCurrentUserRequestObject) (GetCurrentUserResponseObject, error)
+	// OidcCallback Finish a single sign-on
+	// (GET /api/auth/oidc/callback)
+	OidcCallback(ctx context.Context, request OidcCallbackRequestObject) (OidcCallbackResponseObject, error)
+	// OidcLogin Start a single sign-on
+	// (GET /api/auth/oidc/login)
+	OidcLogin(ctx context.Context, request OidcLoginRequestObject) (OidcLoginResponseObject, error)
 	// SetupWorkspace Create the first workspace admin (setup wizard)
 	// (POST /api/auth/setup)
 	SetupWorkspace(ctx context.Context, request SetupWorkspaceRequestObject) (SetupWorkspaceResponseObject, error)
+	// GetAuthSSO Whether single sign-on is on, for the sign-in page
+	// (GET /api/auth/sso)
+	GetAuthSSO(ctx context.Context, request GetAuthSSORequestObject) (GetAuthSSOResponseObject, error)
 	// GetWorkspace Workspace name and set-up state
 	// (GET /api/auth/workspace)
 	GetWorkspace(ctx context.Context, request GetWorkspaceRequestObject) (GetWorkspaceResponseObject, error)
@@ -12375,6 +13017,15 @@ type StrictServerInterface interface {
 	// DeleteScimToken Revoke a SCIM token (workspace admin)
 	// (DELETE /api/workspace/scim-tokens/{id})
 	DeleteScimToken(ctx context.Context, request DeleteScimTokenRequestObject) (DeleteScimTokenResponseObject, error)
+	// DeleteWorkspaceSSO Turn single sign-on off (workspace admin)
+	// (DELETE /api/workspace/sso)
+	DeleteWorkspaceSSO(ctx context.Context, request DeleteWorkspaceSSORequestObject) (DeleteWorkspaceSSOResponseObject, error)
+	// GetWorkspaceSSO The single sign-on settings (workspace admin)
+	// (GET /api/workspace/sso)
+	GetWorkspaceSSO(ctx context.Context, request GetWorkspaceSSORequestObject) (GetWorkspaceSSOResponseObject, error)
+	// PutWorkspaceSSO Configure single sign-on (workspace admin)
+	// (PUT /api/workspace/sso)
+	PutWorkspaceSSO(ctx context.Context, request PutWorkspaceSSORequestObject) (PutWorkspaceSSOResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -12495,6 +13146,58 @@ func (sh *strictHandler) GetCurrentUser(w http.ResponseWriter, r *http.Request) 
 	}
 }
 
+// OidcCallback operation middleware
+func (sh *strictHandler) OidcCallback(w http.ResponseWriter, r *http.Request, params OidcCallbackParams) {
+	var request OidcCallbackRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.OidcCallback(ctx, request.(OidcCallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "OidcCallback")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(OidcCallbackResponseObject); ok {
+		if err := validResponse.VisitOidcCallbackResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// OidcLogin operation middleware
+func (sh *strictHandler) OidcLogin(w http.ResponseWriter, r *http.Request, params OidcLoginParams) {
+	var request OidcLoginRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.OidcLogin(ctx, request.(OidcLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "OidcLogin")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(OidcLoginResponseObject); ok {
+		if err := validResponse.VisitOidcLoginResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // SetupWorkspace operation middleware
 func (sh *strictHandler) SetupWorkspace(w http.ResponseWriter, r *http.Request) {
 	var request SetupWorkspaceRequestObject
@@ -12519,6 +13222,30 @@ func (sh *strictHandler) SetupWorkspace(w http.ResponseWriter, r *http.Request) 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SetupWorkspaceResponseObject); ok {
 		if err := validResponse.VisitSetupWorkspaceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAuthSSO operation middleware
+func (sh *strictHandler) GetAuthSSO(w http.ResponseWriter, r *http.Request) {
+	var request GetAuthSSORequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAuthSSO(ctx, request.(GetAuthSSORequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAuthSSO")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAuthSSOResponseObject); ok {
+		if err := validResponse.VisitGetAuthSSOResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -14951,6 +15678,85 @@ func (sh *strictHandler) DeleteScimToken(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(DeleteScimTokenResponseObject); ok {
 		if err := validResponse.VisitDeleteScimTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteWorkspaceSSO operation middleware
+func (sh *strictHandler) DeleteWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+	var request DeleteWorkspaceSSORequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteWorkspaceSSO(ctx, request.(DeleteWorkspaceSSORequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteWorkspaceSSO")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteWorkspaceSSOResponseObject); ok {
+		if err := validResponse.VisitDeleteWorkspaceSSOResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetWorkspaceSSO operation middleware
+func (sh *strictHandler) GetWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+	var request GetWorkspaceSSORequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWorkspaceSSO(ctx, request.(GetWorkspaceSSORequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWorkspaceSSO")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetWorkspaceSSOResponseObject); ok {
+		if err := validResponse.VisitGetWorkspaceSSOResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutWorkspaceSSO operation middleware
+func (sh *strictHandler) PutWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+	var request PutWorkspaceSSORequestObject
+
+	var body PutWorkspaceSSOJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutWorkspaceSSO(ctx, request.(PutWorkspaceSSORequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutWorkspaceSSO")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutWorkspaceSSOResponseObject); ok {
+		if err := validResponse.VisitPutWorkspaceSSOResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/release"
 	"github.com/switchyard/switchyard/server/scim"
+	"github.com/switchyard/switchyard/server/sso"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -164,6 +165,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}); err != nil {
 		return nil, err
 	}
+	signOn, err := sso.New(pool, sso.Config{Logger: logger, Now: o.now, SessionSecret: cfg.SessionSecret, Sessions: idSvc, PublicURL: cfg.PublicURL})
+	if err != nil {
+		return nil, err
+	}
 	notifications := notify.NewService(pool, notify.ServiceConfig{Logger: logger, Now: o.now, NotifyBackoff: o.notifyBackoff, NotifyLease: o.notifyLease})
 	maxTail := cfg.IngestMaxUnfolded
 	if maxTail == 0 {
@@ -178,7 +183,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	rt.exposures = ofrep.NewExposures(meas, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
-		Core: svc, Identity: idSvc, Releases: releases, SCIM: provisioning, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
+		Core: svc, Identity: idSvc, Releases: releases, SCIM: provisioning, SSO: signOn, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
 		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
 		OFREP: &ofrep.Config{
 			Auth: idSvc, Flags: hubFlags{rt.hub}, Keys: idSvc, Exposures: rt.exposures,

@@ -61,6 +61,10 @@ type Config struct {
 	Host string
 	// Port (PORT) is the listen port; 0 picks a free port (tests).
 	Port int
+	// PublicURL (PUBLIC_URL) is the address browsers reach the server at,
+	// without a trailing slash; single sign-on's redirect URI is built from
+	// it. Default http://localhost:$PORT.
+	PublicURL string
 	// DBMaxConnections (DB_MAX_CONNECTIONS) is the connection pool size.
 	DBMaxConnections int32
 	// LogLevel (RUST_LOG) is the minimum level logged.
@@ -133,6 +137,10 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.Port, err = parsePort(get("PORT", "3000")); err != nil {
 		errs = append(errs, fmt.Errorf("PORT: %w", err))
+	}
+	c.PublicURL = strings.TrimRight(get("PUBLIC_URL", "http://localhost:"+strconv.Itoa(c.Port)), "/")
+	if u, perr := url.Parse(c.PublicURL); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("PUBLIC_URL: want an http or https URL, got %q", c.PublicURL))
 	}
 	if c.DBMaxConnections, err = parsePoolSize(get("DB_MAX_CONNECTIONS", "10")); err != nil {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNECTIONS: %w", err))

@@ -33,6 +33,7 @@ func defaults() config.Config {
 		PublicDir:         "public",
 		Host:              "",
 		Port:              3000,
+		PublicURL:         "http://localhost:3000",
 		DBMaxConnections:  10,
 		LogLevel:          slog.LevelInfo,
 		AdminEmail:        "",
@@ -142,12 +143,17 @@ func TestFromEnv(t *testing.T) {
 		{
 			name: "HOST and PORT 0 for tests",
 			env:  map[string]string{"HOST": "127.0.0.1", "PORT": "0"},
-			want: func(c *config.Config) { c.Host, c.Port = "127.0.0.1", 0 },
+			want: func(c *config.Config) { c.Host, c.Port, c.PublicURL = "127.0.0.1", 0, "http://localhost:0" },
 		},
 		{
 			name: "PORT 65535",
 			env:  map[string]string{"PORT": "65535"},
-			want: func(c *config.Config) { c.Port = 65535 },
+			want: func(c *config.Config) { c.Port, c.PublicURL = 65535, "http://localhost:65535" },
+		},
+		{
+			name: "PUBLIC_URL without its trailing slash",
+			env:  map[string]string{"PUBLIC_URL": "https://flags.example.com/"},
+			want: func(c *config.Config) { c.PublicURL = "https://flags.example.com" },
 		},
 		{
 			name: "DB_MAX_CONNECTIONS",

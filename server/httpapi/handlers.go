@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"log/slog"
+
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/identity"
@@ -8,6 +10,7 @@ import (
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/release"
 	"github.com/switchyard/switchyard/server/scim"
+	"github.com/switchyard/switchyard/server/sso"
 )
 
 // Handlers implements the generated strict server interface. Each method
@@ -22,6 +25,8 @@ type Handlers struct {
 	notify       *notify.Service
 	releases     *release.Service
 	scim         *scim.Service
+	sso          *sso.Service // nil: single sign-on routes answer as if it were off
+	logger       *slog.Logger
 	cookieSecure bool // the session cookie's Secure flag (COOKIE_SECURE)
 }
 

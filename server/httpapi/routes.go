@@ -23,6 +23,7 @@ import (
 	"github.com/switchyard/switchyard/server/ofrep"
 	"github.com/switchyard/switchyard/server/release"
 	"github.com/switchyard/switchyard/server/scim"
+	"github.com/switchyard/switchyard/server/sso"
 	"github.com/switchyard/switchyard/server/stream"
 )
 
@@ -34,6 +35,7 @@ type Config struct {
 	Measure  *measure.Service
 	Notify   *notify.Service // webhooks and chat integrations
 	Releases *release.Service
+	SSO      *sso.Service // single sign-on; nil serves it as off
 	// SCIM serves the SCIM token routes and /scim/v2/ (docs/scim.md).
 	SCIM      *scim.Service
 	Logger    *slog.Logger
@@ -63,6 +65,10 @@ type Config struct {
 // against the document), then the dashboard catch-all.
 func NewHandler(cfg Config) (http.Handler, error) {
 	errs := errorWriter{logger: cfg.Logger, unreachable: cfg.Unreachable}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	spec, err := loadSpec()
 	if err != nil {
 		return nil, err
@@ -77,7 +83,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, scim: cfg.SCIM, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, scim: cfg.SCIM, sso: cfg.SSO, logger: logger, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})

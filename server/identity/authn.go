@@ -31,6 +31,7 @@ var (
 	errBadCredentials     = apperr.E(apperr.Unauthenticated, "invalid credentials")
 	errDeactivated        = apperr.E(apperr.Unauthenticated, "this account is deactivated")
 	errSCIMTokenElsewhere = apperr.E(apperr.Unauthenticated, "a SCIM token is accepted only under /scim/v2/")
+	errSSORequired        = apperr.E(apperr.Forbidden, "sign in with single sign-on").With("code", "SSO_REQUIRED")
 )
 
 // Authenticate resolves credentials to a principal, reading the database
@@ -168,6 +169,7 @@ type loginOutcome struct {
 	remaining   int
 	retryAfter  int
 	deactivated bool
+	ssoRequired bool
 }
 
 // Login checks an email and password under the lockout rules and, on
@@ -205,11 +207,27 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 			auth.DummyCheck(password)
 		case err != nil:
 			return loginOutcome{}, err
+		case user.PasswordHash == "":
+			// A user provisioned by single sign-on has no password; the
+			// dummy check keeps the answer's timing that of a wrong one.
+			auth.DummyCheck(password)
 		case !auth.CheckPassword(user.PasswordHash, password):
 			// a wrong password: counted below
 		case !user.Active:
 			return loginOutcome{deactivated: true, remaining: max(0, maxLoginFailures-int(att.Failures))}, nil
 		default:
+			// docs/sso.md, Password sign-in: with admins_only only workspace
+			// admins may use their password. Like deactivation, the refusal
+			// comes after the right password and is not a failure.
+			if user.Role != auth.RoleAdmin {
+				policy, err := q.GetSSOPasswordLogin(ctx)
+				if err != nil {
+					return loginOutcome{}, err
+				}
+				if policy == "admins_only" {
+					return loginOutcome{ssoRequired: true}, nil
+				}
+			}
 			if err := q.DeleteLoginAttempt(ctx, addr); err != nil {
 				return loginOutcome{}, err
 			}
@@ -238,6 +256,8 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 		return Session{}, apperr.E(apperr.TooManyRequests, "too many failed logins; try again later").With("retry_after_seconds", out.retryAfter)
 	case out.deactivated:
 		return Session{}, errDeactivated.With("attempts_remaining", out.remaining)
+	case out.ssoRequired:
+		return Session{}, errSSORequired
 	case out.session == nil:
 		return Session{}, errBadCredentials.With("attempts_remaining", out.remaining)
 	}

@@ -22,8 +22,8 @@ var wantTables = []string{
 	"login_attempts", "notification_outbox", "personal_access_tokens", "project_members", "projects",
 	"release_arm_metrics", "release_checks", "release_user_metrics", "release_users", "releases", "rollup_watermarks",
 	"scheduled_changes", "scim_group_members", "scim_groups", "scim_tokens", "scim_users",
-	"sdk_keys", "segments", "sessions", "users",
-	"webhook_deliveries", "webhooks", "workspace",
+	"sdk_keys", "segments", "sessions", "sso_used_states", "users",
+	"webhook_deliveries", "webhooks", "workspace", "workspace_sso",
 }
 
 // emptyPool opens a pool on a fresh database without any schema.

@@ -162,7 +162,9 @@ func (s *Server) Do(t testing.TB, r Request) (int, []byte, *http.Response) {
 	for k, v := range r.Header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// Redirects are not followed: a 302 is the answer the contract checks,
+	// and what it points at was not the request.
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", r.Method, r.Path, err)
 	}
@@ -174,6 +176,8 @@ func (s *Server) Do(t testing.TB, r Request) (int, []byte, *http.Response) {
 	checkResponse(t, req, resp, raw)
 	return resp.StatusCode, raw, resp
 }
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // Clock is a settable clock for app.WithClock: tests move time instead of
 // sleeping.

@@ -2266,6 +2266,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The single sign-on settings (workspace admin)
+         * @description Workspace admins (`read_only` tokens included). The client secret is never returned:
+         *     `client_secret_set` says whether one is stored. 404 while single sign-on is off.
+         */
+        get: operations["getWorkspaceSSO"];
+        /**
+         * Configure single sign-on (workspace admin)
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Before it
+         *     answers, the server fetches `{issuer}/.well-known/openid-configuration` and the
+         *     provider's signing keys: 422 when they cannot be fetched or the document names another
+         *     issuer. Defaults: `scopes` `["openid", "email", "profile"]`, `groups_claim` `"groups"`,
+         *     `allowed_email_domains` `[]` (any), `auto_provision` true, `group_mappings` and
+         *     `admin_groups` empty, `password_login` `enabled`. The client secret is stored sealed and
+         *     never returned or logged.
+         */
+        put: operations["putWorkspaceSSO"];
+        post?: never;
+        /**
+         * Turn single sign-on off (workspace admin)
+         * @description Workspace admins. Removes the settings; users keep their accounts and their links to
+         *     the provider, and password sign-in is open to everyone again.
+         */
+        delete: operations["deleteWorkspaceSSO"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether single sign-on is on, for the sign-in page
+         * @description No credential. `login_url` is empty while single sign-on is off.
+         */
+        get: operations["getAuthSSO"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a single sign-on
+         * @description No credential. Redirects to the provider's authorization endpoint (authorization code
+         *     flow with PKCE S256, a random `state` and `nonce`). The verifier, state, nonce and
+         *     `redirect` travel in the sealed, HttpOnly `lg_sso` cookie, valid for 10 minutes. While
+         *     single sign-on is off, redirects to `/login?error=sso_state`.
+         */
+        get: operations["oidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Finish a single sign-on
+         * @description No credential; the provider redirects the browser here. Checks the state against the
+         *     `lg_sso` cookie, exchanges the code with the PKCE verifier, verifies the ID token
+         *     (signature, `iss`, `aud`, `exp`, `nonce`), requires a verified email in an allowed
+         *     domain, finds, links or provisions the user, applies group mappings and admin groups,
+         *     starts a session (the `lg_session` cookie) and redirects to the saved path. A failure
+         *     redirects to `/login?error=` `sso_state`, `sso_token`, `sso_domain`,
+         *     `sso_not_provisioned` or `sso_deactivated`, and creates nothing.
+         */
+        get: operations["oidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3310,6 +3415,50 @@ export interface components {
             flag?: components["schemas"]["Flag"];
             key?: string;
         };
+        SSOGroupMapping: {
+            group: string;
+            /** Format: uuid */
+            project_id: string;
+            role: components["schemas"]["Role"];
+        };
+        /** @enum {string} */
+        SSOPasswordLogin: "enabled" | "admins_only";
+        SSOSettingsInput: {
+            issuer: string;
+            client_id: string;
+            client_secret: string;
+            scopes?: string[];
+            groups_claim?: string;
+            allowed_email_domains?: string[];
+            auto_provision?: boolean;
+            group_mappings?: components["schemas"]["SSOGroupMapping"][];
+            admin_groups?: string[];
+            password_login?: components["schemas"]["SSOPasswordLogin"];
+        };
+        SSOSettings: {
+            issuer: string;
+            client_id: string;
+            client_secret_set: boolean;
+            scopes: string[];
+            groups_claim: string;
+            allowed_email_domains: string[];
+            auto_provision: boolean;
+            group_mappings: components["schemas"]["SSOGroupMapping"][];
+            admin_groups: string[];
+            password_login: components["schemas"]["SSOPasswordLogin"];
+            /** @description The redirect URI to register with the provider (`PUBLIC_URL` + `/api/auth/oidc/callback`). */
+            redirect_uri: string;
+        };
+        SSORequired: {
+            error: string;
+            /** @enum {string} */
+            code: "SSO_REQUIRED";
+        };
+        SSOInfo: {
+            enabled: boolean;
+            password_login: components["schemas"]["SSOPasswordLogin"];
+            login_url: string;
+        };
     };
     responses: {
         /** @description A SCIM error (400). */
@@ -3460,6 +3609,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `lg_sso` sign-in cookie: the sealed PKCE verifier, state, nonce and redirect; HttpOnly, SameSite=Lax (the provider redirects back cross-site), Path=/api/auth/oidc, Max-Age 10 minutes, Secure unless COOKIE_SECURE=false. */
+        SSOCookie: string;
         /** @description `lg_session` session cookie: HttpOnly, SameSite=Strict, Path=/, Max-Age 7 days, Secure unless COOKIE_SECURE=false. */
         SessionCookie: string;
     };
@@ -3612,6 +3763,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LoginFailure"];
+                };
+            };
+            /**
+             * @description Single sign-on's `password_login` is `admins_only` and the user is not a workspace
+             *     admin: `code` is `SSO_REQUIRED` (docs/sso.md). Given only after the right password.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SSORequired"];
                 };
             };
             413: components["responses"]["TooLarge"];
@@ -6756,6 +6919,152 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    getWorkspaceSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SSOSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    putWorkspaceSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SSOSettingsInput"];
+            };
+        };
+        responses: {
+            /** @description The stored settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SSOSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    deleteWorkspaceSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Single sign-on is off. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    getAuthSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SSOInfo"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    oidcLogin: {
+        parameters: {
+            query?: {
+                /** @description A same-origin path to land on after signing in; anything else lands on `/`. */
+                redirect?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider. */
+            302: {
+                headers: {
+                    Location?: string;
+                    "Set-Cookie": components["headers"]["SSOCookie"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    oidcCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                /** @description An error the provider reports instead of a code. */
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: {
+                lg_sso?: string;
+            };
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in, or to the sign-in page with an error. */
+            302: {
+                headers: {
+                    Location?: string;
+                    /** @description The session cookie on success; the cleared `lg_sso` cookie in any case. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            422: components["responses"]["Unprocessable"];
         };
     };
 }
