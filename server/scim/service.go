@@ -2,7 +2,6 @@ package scim
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -52,35 +51,13 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	return s
 }
 
-// txV runs fn in one transaction and then ends every credential it ended,
-// exactly as identity's transactions do: triggers record each ended session,
-// membership and deactivated user in the change log; before committing, txV
-// reads the ones this transaction wrote, and after the commit it makes this
-// instance forget them before the caller answers and publishes them so that
-// every instance forgets them and ends their streams at once. Should the
-// publish be lost, every instance still reads them from the change log within
-// a poll.
+// txV runs fn in one transaction that may end credentials
+// (store.WithTxEndingCredentials), as identity's transactions do, and after
+// the commit makes this instance forget the credentials it ended before the
+// caller answers and publishes them so that every instance ends their
+// streams at once.
 func txV[T any](ctx context.Context, s *Service, fn func(q *db.Queries) (T, error)) (T, error) {
-	var ended []bus.Event
-	v, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (T, error) {
-		v, err := fn(q)
-		if err != nil {
-			return v, err
-		}
-		rows, err := q.ListRevocationsInTransaction(ctx)
-		if err != nil {
-			return v, fmt.Errorf("list revoked credentials: %w", err)
-		}
-		ended = ended[:0] // a retried closure starts over
-		for _, r := range rows {
-			e := bus.Event{Op: bus.OpRevoke, Key: r.Key}
-			if r.EnvironmentID != nil {
-				e.EnvID = *r.EnvironmentID
-			}
-			ended = append(ended, e)
-		}
-		return v, nil
-	})
+	v, ended, err := store.WithTxEndingCredentials(ctx, s.pool, fn)
 	if err != nil || len(ended) == 0 {
 		return v, err
 	}

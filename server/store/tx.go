@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/bus"
 )
 
 // WithTx runs fn in one transaction and commits when fn returns nil. Any error
@@ -53,4 +54,42 @@ func withTx[T any](ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, 
 		return zero, fmt.Errorf("commit transaction: %w", err)
 	}
 	return v, nil
+}
+
+// WithTxEndingCredentials is WithTxV for a transaction that may end
+// credentials, directly or through a cascade: an SDK key revoked or gone
+// with its environment or project; a token, session or membership deleted;
+// a user deleted, deactivated or given another workspace role. Triggers
+// record each one in the change log (migrations/00007_credential_log.sql);
+// before committing, it reads the ones this transaction wrote and returns
+// them, after a successful commit, as bus.OpRevoke events. The caller makes
+// this instance forget them before it answers, and publishes them so that
+// every instance ends their streams at once (docs/reference/identity.md,
+// Roles); should the publish be lost, every instance still reads them from
+// the change log within a poll.
+func WithTxEndingCredentials[T any](ctx context.Context, pool *pgxpool.Pool, fn func(q *db.Queries) (T, error)) (T, []bus.Event, error) {
+	var ended []bus.Event
+	v, err := WithTxV(ctx, pool, func(q *db.Queries) (T, error) {
+		v, err := fn(q)
+		if err != nil {
+			return v, err
+		}
+		rows, err := q.ListRevocationsInTransaction(ctx)
+		if err != nil {
+			return v, fmt.Errorf("list revoked credentials: %w", err)
+		}
+		ended = ended[:0] // a retried closure starts over
+		for _, r := range rows {
+			e := bus.Event{Op: bus.OpRevoke, Key: r.Key}
+			if r.EnvironmentID != nil {
+				e.EnvID = *r.EnvironmentID
+			}
+			ended = append(ended, e)
+		}
+		return v, nil
+	})
+	if err != nil {
+		return v, nil, err
+	}
+	return v, ended, nil
 }
