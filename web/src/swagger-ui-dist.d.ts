@@ -3,7 +3,8 @@ declare module "swagger-ui-dist/swagger-ui-es-bundle.js" {
   type Request = { url: string; method: string; headers: Record<string, string> };
   type Options = {
     domNode: HTMLElement;
-    url: string;
+    url?: string;
+    spec?: object;
     deepLinking?: boolean;
     validatorUrl?: string | null;
     docExpansion?: "list" | "full" | "none";
