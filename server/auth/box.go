@@ -1,11 +1,8 @@
 package auth
 
 import (
-	"crypto/aes"
 	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 )
@@ -25,20 +22,9 @@ type Box struct {
 
 // NewBox derives a key from secret and purpose with HKDF-SHA256.
 func NewBox(secret, purpose string) (*Box, error) {
-	if secret == "" {
-		return nil, errors.New("session secret is empty")
-	}
-	key, err := hkdf.Key(sha256.New, []byte(secret), nil, "switchyard box v1: "+purpose, 32)
+	aead, err := newAEAD(secret, "switchyard box v1: "+purpose)
 	if err != nil {
-		return nil, fmt.Errorf("derive box key: %w", err)
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("box cipher: %w", err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("box cipher: %w", err)
+		return nil, err
 	}
 	return &Box{aead: aead}, nil
 }

@@ -40,22 +40,33 @@ type Sealer struct {
 // NewSealer derives the cookie key from secret with HKDF-SHA256, so the
 // secret's length and alphabet do not matter to the cipher.
 func NewSealer(secret string) (*Sealer, error) {
+	aead, err := newAEAD(secret, "switchyard session cookie v1")
+	if err != nil {
+		return nil, err
+	}
+	return &Sealer{aead: aead}, nil
+}
+
+// newAEAD is AES-256-GCM under a key derived from secret with HKDF-SHA256
+// for one purpose (info): the Sealer's and every Box's. A changed info
+// string would make every value sealed before unreadable.
+func newAEAD(secret, info string) (cipher.AEAD, error) {
 	if secret == "" {
 		return nil, errors.New("session secret is empty")
 	}
-	key, err := hkdf.Key(sha256.New, []byte(secret), nil, "switchyard session cookie v1", 32)
+	key, err := hkdf.Key(sha256.New, []byte(secret), nil, info, 32)
 	if err != nil {
-		return nil, fmt.Errorf("derive session key: %w", err)
+		return nil, fmt.Errorf("derive key: %w", err)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, fmt.Errorf("session cipher: %w", err)
+		return nil, fmt.Errorf("cipher: %w", err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, fmt.Errorf("session cipher: %w", err)
+		return nil, fmt.Errorf("cipher: %w", err)
 	}
-	return &Sealer{aead: aead}, nil
+	return aead, nil
 }
 
 // NewSessionID returns a random session id.
