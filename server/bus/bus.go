@@ -8,6 +8,7 @@ package bus
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/google/uuid"
 )
@@ -46,4 +47,24 @@ type Bus interface {
 	Subscribe(fn func(Event)) (cancel func())
 	// Close stops delivery.
 	Close() error
+}
+
+// PublishCommitted announces changes a writer has committed. A failure is
+// logged, never returned: the write is durable, and every instance reads
+// what the bus lost from the change log (docs/reference/stream.md, Resync).
+// Events without an Op (a write that published nothing) are left out; a
+// nil pub publishes nothing.
+func PublishCommitted(ctx context.Context, pub Publisher, logger *slog.Logger, events ...Event) {
+	out := events[:0:0]
+	for _, e := range events {
+		if e.Op != "" {
+			out = append(out, e)
+		}
+	}
+	if pub == nil || len(out) == 0 {
+		return
+	}
+	if err := pub.Publish(context.WithoutCancel(ctx), out...); err != nil {
+		logger.WarnContext(ctx, "publish change", "err", err.Error(), "events", len(out))
+	}
 }

@@ -407,14 +407,7 @@ func upsertEvent(f eval.Flag) bus.Event {
 	return bus.Event{Op: bus.OpUpsert, EnvID: uuid.MustParse(f.EnvironmentID), Key: f.Key, Version: f.Version}
 }
 
-// publish announces committed changes. A failure is logged, never returned:
-// the write is durable, and instances that miss messages resynchronise
-// (docs/reference/stream.md, Resync).
+// publish announces committed changes (bus.PublishCommitted).
 func (s *Service) publish(ctx context.Context, events ...bus.Event) {
-	if s.bus == nil || len(events) == 0 {
-		return
-	}
-	if err := s.bus.Publish(context.WithoutCancel(ctx), events...); err != nil {
-		s.logger.WarnContext(ctx, "publish change", "err", err.Error(), "events", len(events))
-	}
+	bus.PublishCommitted(ctx, s.bus, s.logger, events...)
 }

@@ -338,19 +338,7 @@ func (s *Service) Act(ctx context.Context, p *auth.Principal, envID, id uuid.UUI
 	return out, nil
 }
 
-// publish announces committed flag writes. A failure is logged, never
-// returned: the write is durable, and the change log carries it.
+// publish announces committed changes (bus.PublishCommitted).
 func (s *Service) publish(ctx context.Context, events ...bus.Event) {
-	var real []bus.Event
-	for _, e := range events {
-		if e.Op != "" {
-			real = append(real, e)
-		}
-	}
-	if s.bus == nil || len(real) == 0 {
-		return
-	}
-	if err := s.bus.Publish(context.WithoutCancel(ctx), real...); err != nil {
-		s.logger.WarnContext(ctx, "publish change", "err", err.Error(), "events", len(real))
-	}
+	bus.PublishCommitted(ctx, s.bus, s.logger, events...)
 }

@@ -66,13 +66,7 @@ func txV[T any](ctx context.Context, s *Service, fn func(q *db.Queries) (T, erro
 			s.forget.Invalidate(e)
 		}
 	}
-	// A failed publish is logged, never returned: the change is durable, and
-	// instances that miss messages catch up from the change log.
-	if s.publish != nil {
-		if err := s.publish.Publish(context.WithoutCancel(ctx), ended...); err != nil {
-			s.logger.WarnContext(ctx, "publish change", "err", err.Error(), "events", len(ended))
-		}
-	}
+	bus.PublishCommitted(ctx, s.publish, s.logger, ended...)
 	return v, nil
 }
 
