@@ -3,10 +3,12 @@ package release
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
@@ -164,8 +166,11 @@ func (s *Service) record(ctx context.Context, q *db.Queries, rel Release, event,
 // or nil once it is deleted.
 func currentFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key string) (*eval.Flag, error) {
 	row, err := q.GetFlag(ctx, db.GetFlagParams{EnvironmentID: envID, Key: key})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil // a deleted flag has no state to show
+	}
 	if err != nil {
-		return nil, nil //nolint:nilerr // a deleted flag has no state to show
+		return nil, fmt.Errorf("read flag: %w", err)
 	}
 	f := eval.Flag{Key: row.Key, IsEnabled: row.IsEnabled}
 	if row.RolloutPercentage != nil {
