@@ -1420,6 +1420,20 @@ type RequireApprovalInput struct {
 // Role defines model for Role.
 type Role string
 
+// SSODiscovery defines model for SSODiscovery.
+type SSODiscovery struct {
+	AuthorizationEndpoint string `json:"authorization_endpoint"`
+	Issuer                string `json:"issuer"`
+	JwksUri               string `json:"jwks_uri"`
+
+	// SigningKeys How many keys the provider's key set holds.
+	SigningKeys   int    `json:"signing_keys"`
+	TokenEndpoint string `json:"token_endpoint"`
+
+	// UserinfoEndpoint Empty when the provider has none.
+	UserinfoEndpoint string `json:"userinfo_endpoint"`
+}
+
 // SSOGroupMapping defines model for SSOGroupMapping.
 type SSOGroupMapping struct {
 	Group     string             `json:"group"`
@@ -1475,6 +1489,11 @@ type SSOSettingsInput struct {
 	Issuer              string             `json:"issuer"`
 	PasswordLogin       *SSOPasswordLogin  `json:"password_login,omitempty"`
 	Scopes              *[]string          `json:"scopes,omitempty"`
+}
+
+// SSOTestInput defines model for SSOTestInput.
+type SSOTestInput struct {
+	Issuer string `json:"issuer"`
 }
 
 // ScheduledChange defines model for ScheduledChange.
@@ -2115,6 +2134,9 @@ type CreateScimTokenJSONRequestBody = ScimTokenInput
 
 // PutWorkspaceSSOJSONRequestBody defines body for PutWorkspaceSSO for application/json ContentType.
 type PutWorkspaceSSOJSONRequestBody = SSOSettingsInput
+
+// TestWorkspaceSSOJSONRequestBody defines body for TestWorkspaceSSO for application/json ContentType.
+type TestWorkspaceSSOJSONRequestBody = SSOTestInput
 
 // OfrepEvaluateFlagsJSONRequestBody defines body for OfrepEvaluateFlags for application/json ContentType.
 type OfrepEvaluateFlagsJSONRequestBody = OfrepRequest
@@ -4015,6 +4037,32 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
 	PutWorkspaceSSO(ctx context.Context, body PutWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestWorkspaceSSOWithBody Test a provider's discovery without saving (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+	// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+	// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+	// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+	// fetched or the document names another issuer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+	TestWorkspaceSSOWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestWorkspaceSSO Test a provider's discovery without saving (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+	// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+	// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+	// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+	// fetched or the document names another issuer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+	TestWorkspaceSSO(ctx context.Context, body TestWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetFlagsSnapshot All segment-expanded flags of the SDK key's environment
 	//
@@ -7162,6 +7210,52 @@ func (c *Client) PutWorkspaceSSOWithBody(ctx context.Context, contentType string
 // Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
 func (c *Client) PutWorkspaceSSO(ctx context.Context, body PutWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutWorkspaceSSORequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestWorkspaceSSOWithBody Test a provider's discovery without saving (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+// fetched or the document names another issuer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+func (c *Client) TestWorkspaceSSOWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestWorkspaceSSORequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestWorkspaceSSO Test a provider's discovery without saving (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+// fetched or the document names another issuer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+func (c *Client) TestWorkspaceSSO(ctx context.Context, body TestWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestWorkspaceSSORequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12005,6 +12099,46 @@ func NewPutWorkspaceSSORequestWithBody(server string, contentType string, body i
 	return req, nil
 }
 
+// NewTestWorkspaceSSORequest calls the generic TestWorkspaceSSO builder with application/json body
+func NewTestWorkspaceSSORequest(server string, body TestWorkspaceSSOJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTestWorkspaceSSORequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewTestWorkspaceSSORequestWithBody constructs an http.Request for the TestWorkspaceSSO method, with any body, and a specified content type
+func NewTestWorkspaceSSORequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/sso/test")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetFlagsSnapshotRequest constructs an http.Request for the GetFlagsSnapshot method
 func NewGetFlagsSnapshotRequest(server string, params *GetFlagsSnapshotParams) (*http.Request, error) {
 	var err error
@@ -14828,6 +14962,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/workspace/sso (the `PutWorkspaceSSO` operationId).
 	PutWorkspaceSSOWithResponse(ctx context.Context, body PutWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWorkspaceSSOResponse, error)
+
+	// TestWorkspaceSSOWithBodyWithResponse Test a provider's discovery without saving (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+	// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+	// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+	// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+	// fetched or the document names another issuer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+	TestWorkspaceSSOWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TestWorkspaceSSOResponse, error)
+
+	// TestWorkspaceSSOWithResponse Test a provider's discovery without saving (workspace admin)
+	//
+	// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+	// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+	// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+	// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+	// fetched or the document names another issuer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+	TestWorkspaceSSOWithResponse(ctx context.Context, body TestWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*TestWorkspaceSSOResponse, error)
 
 	// GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
 	//
@@ -21675,6 +21835,82 @@ func (r PutWorkspaceSSOResponse) ContentType() string {
 	return ""
 }
 
+type TestWorkspaceSSOResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SSODiscovery
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TestWorkspaceSSOResponse) GetJSON200() *SSODiscovery {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TestWorkspaceSSOResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TestWorkspaceSSOResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TestWorkspaceSSOResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r TestWorkspaceSSOResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TestWorkspaceSSOResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r TestWorkspaceSSOResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestWorkspaceSSOResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestWorkspaceSSOResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestWorkspaceSSOResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetFlagsSnapshotResponse200Headers the declared response headers of an HTTP 200 response for GetFlagsSnapshot
 type GetFlagsSnapshotResponse200Headers struct {
 	ETag                  *string
@@ -25613,6 +25849,44 @@ func (c *ClientWithResponses) PutWorkspaceSSOWithResponse(ctx context.Context, b
 		return nil, err
 	}
 	return ParsePutWorkspaceSSOResponse(rsp)
+}
+
+// TestWorkspaceSSOWithBodyWithResponse Test a provider's discovery without saving (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+// fetched or the document names another issuer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+func (c *ClientWithResponses) TestWorkspaceSSOWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TestWorkspaceSSOResponse, error) {
+	rsp, err := c.TestWorkspaceSSOWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestWorkspaceSSOResponse(rsp)
+}
+
+// TestWorkspaceSSOWithResponse Test a provider's discovery without saving (workspace admin)
+//
+// Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+// `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+// `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+// stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+// fetched or the document names another issuer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/sso/test (the `TestWorkspaceSSO` operationId).
+func (c *ClientWithResponses) TestWorkspaceSSOWithResponse(ctx context.Context, body TestWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*TestWorkspaceSSOResponse, error) {
+	rsp, err := c.TestWorkspaceSSO(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestWorkspaceSSOResponse(rsp)
 }
 
 // GetFlagsSnapshotWithResponse All segment-expanded flags of the SDK key's environment
@@ -31296,6 +31570,67 @@ func ParsePutWorkspaceSSOResponse(rsp *http.Response) (*PutWorkspaceSSOResponse,
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest SSOSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseTestWorkspaceSSOResponse parses an HTTP response from a TestWorkspaceSSOWithResponse call
+func ParseTestWorkspaceSSOResponse(rsp *http.Response) (*TestWorkspaceSSOResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestWorkspaceSSOResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SSODiscovery
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -1168,6 +1168,20 @@ type RequireApprovalInput struct {
 // Role defines model for Role.
 type Role string
 
+// SSODiscovery defines model for SSODiscovery.
+type SSODiscovery struct {
+	AuthorizationEndpoint string `json:"authorization_endpoint"`
+	Issuer                string `json:"issuer"`
+	JwksUri               string `json:"jwks_uri"`
+
+	// SigningKeys How many keys the provider's key set holds.
+	SigningKeys   int    `json:"signing_keys"`
+	TokenEndpoint string `json:"token_endpoint"`
+
+	// UserinfoEndpoint Empty when the provider has none.
+	UserinfoEndpoint string `json:"userinfo_endpoint"`
+}
+
 // SSOGroupMapping defines model for SSOGroupMapping.
 type SSOGroupMapping struct {
 	Group     string             `json:"group"`
@@ -1223,6 +1237,11 @@ type SSOSettingsInput struct {
 	Issuer              string             `json:"issuer"`
 	PasswordLogin       *SSOPasswordLogin  `json:"password_login,omitempty"`
 	Scopes              *[]string          `json:"scopes,omitempty"`
+}
+
+// SSOTestInput defines model for SSOTestInput.
+type SSOTestInput struct {
+	Issuer string `json:"issuer"`
 }
 
 // ScheduledChange defines model for ScheduledChange.
@@ -1747,6 +1766,9 @@ type CreateScimTokenJSONRequestBody = ScimTokenInput
 // PutWorkspaceSSOJSONRequestBody defines body for PutWorkspaceSSO for application/json ContentType.
 type PutWorkspaceSSOJSONRequestBody = SSOSettingsInput
 
+// TestWorkspaceSSOJSONRequestBody defines body for TestWorkspaceSSO for application/json ContentType.
+type TestWorkspaceSSOJSONRequestBody = SSOTestInput
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// Login Log in with email and password
@@ -2031,6 +2053,9 @@ type ServerInterface interface {
 	// PutWorkspaceSSO Configure single sign-on (workspace admin)
 	// (PUT /api/workspace/sso)
 	PutWorkspaceSSO(w http.ResponseWriter, r *http.Request)
+	// TestWorkspaceSSO Test a provider's discovery without saving (workspace admin)
+	// (POST /api/workspace/sso/test)
+	TestWorkspaceSSO(w http.ResponseWriter, r *http.Request)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -4939,6 +4964,20 @@ func (siw *ServerInterfaceWrapper) PutWorkspaceSSO(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// TestWorkspaceSSO operation middleware
+func (siw *ServerInterfaceWrapper) TestWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.TestWorkspaceSSO(w, r)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -5233,6 +5272,8 @@ func HandlerWithOptions(si ServerInterface, options GorillaServerOptions) http.H
 	r.HandleFunc(options.BaseURL+"/api/workspace/sso", wrapper.GetWorkspaceSSO).Methods(http.MethodGet)
 
 	r.HandleFunc(options.BaseURL+"/api/workspace/sso", wrapper.PutWorkspaceSSO).Methods(http.MethodPut)
+
+	r.HandleFunc(options.BaseURL+"/api/workspace/sso/test", wrapper.TestWorkspaceSSO).Methods(http.MethodPost)
 
 	r.HandleFunc(options.BaseURL+"/api/auth/sso", wrapper.GetAuthSSO).Methods(http.MethodGet)
 
@@ -12742,6 +12783,98 @@ func (response PutWorkspaceSSO422JSONResponse) VisitPutWorkspaceSSOResponse(w ht
 	return err
 }
 
+type TestWorkspaceSSORequestObject struct {
+	Body *TestWorkspaceSSOJSONRequestBody
+}
+
+type TestWorkspaceSSOResponseObject interface {
+	VisitTestWorkspaceSSOResponse(w http.ResponseWriter) error
+}
+
+type TestWorkspaceSSO200JSONResponse SSODiscovery
+
+func (response TestWorkspaceSSO200JSONResponse) VisitTestWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWorkspaceSSO400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TestWorkspaceSSO400JSONResponse) VisitTestWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWorkspaceSSO401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response TestWorkspaceSSO401JSONResponse) VisitTestWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWorkspaceSSO403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response TestWorkspaceSSO403JSONResponse) VisitTestWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWorkspaceSSO413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response TestWorkspaceSSO413JSONResponse) VisitTestWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWorkspaceSSO422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response TestWorkspaceSSO422JSONResponse) VisitTestWorkspaceSSOResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// Login Log in with email and password
@@ -13026,6 +13159,9 @@ type StrictServerInterface interface {
 	// PutWorkspaceSSO Configure single sign-on (workspace admin)
 	// (PUT /api/workspace/sso)
 	PutWorkspaceSSO(ctx context.Context, request PutWorkspaceSSORequestObject) (PutWorkspaceSSOResponseObject, error)
+	// TestWorkspaceSSO Test a provider's discovery without saving (workspace admin)
+	// (POST /api/workspace/sso/test)
+	TestWorkspaceSSO(ctx context.Context, request TestWorkspaceSSORequestObject) (TestWorkspaceSSOResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -15757,6 +15893,37 @@ func (sh *strictHandler) PutWorkspaceSSO(w http.ResponseWriter, r *http.Request)
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(PutWorkspaceSSOResponseObject); ok {
 		if err := validResponse.VisitPutWorkspaceSSOResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// TestWorkspaceSSO operation middleware
+func (sh *strictHandler) TestWorkspaceSSO(w http.ResponseWriter, r *http.Request) {
+	var request TestWorkspaceSSORequestObject
+
+	var body TestWorkspaceSSOJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.TestWorkspaceSSO(ctx, request.(TestWorkspaceSSORequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TestWorkspaceSSO")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(TestWorkspaceSSOResponseObject); ok {
+		if err := validResponse.VisitTestWorkspaceSSOResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

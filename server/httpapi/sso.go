@@ -166,3 +166,19 @@ func ssoSettings(st sso.Settings) apiserver.SSOSettings {
 		RedirectUri: st.RedirectURI,
 	}
 }
+
+// TestWorkspaceSSO fetches a provider's discovery document and keys without
+// storing anything.
+func (h *Handlers) TestWorkspaceSSO(ctx context.Context, req apiserver.TestWorkspaceSSORequestObject) (apiserver.TestWorkspaceSSOResponseObject, error) {
+	if h.sso == nil {
+		return nil, errNoSSO
+	}
+	d, err := h.sso.Test(ctx, auth.FromContext(ctx), req.Body.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	return apiserver.TestWorkspaceSSO200JSONResponse{
+		Issuer: d.Issuer, AuthorizationEndpoint: d.AuthorizationEndpoint, TokenEndpoint: d.TokenEndpoint,
+		UserinfoEndpoint: d.UserinfoEndpoint, JwksUri: d.JWKSURI, SigningKeys: d.SigningKeys,
+	}, nil
+}

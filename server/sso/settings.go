@@ -117,7 +117,7 @@ func (s *Service) Put(ctx context.Context, p *auth.Principal, in SettingsInput) 
 	if err != nil {
 		return Settings{}, err
 	}
-	if err := s.checkIssuer(ctx, params.Issuer); err != nil {
+	if _, err := s.discover(ctx, params.Issuer); err != nil {
 		return Settings{}, err
 	}
 	row, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.WorkspaceSso, error) {
@@ -153,7 +153,7 @@ func (s *Service) Put(ctx context.Context, p *auth.Principal, in SettingsInput) 
 func (s *Service) validate(in SettingsInput) (db.UpsertWorkspaceSSOParams, error) {
 	var probs apperr.Problems
 	issuer := strings.TrimRight(strings.TrimSpace(in.Issuer), "/")
-	if u, err := url.Parse(issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if !validIssuer(issuer) {
 		probs.Add("issuer", "must be an http or https URL without query or fragment")
 	}
 	if strings.TrimSpace(in.ClientID) == "" {
@@ -223,21 +223,49 @@ func (s *Service) validate(in SettingsInput) (db.UpsertWorkspaceSSOParams, error
 	}, nil
 }
 
-// checkIssuer fetches the discovery document and the key set it names.
+// Discovery is what a provider's discovery document and key set say.
+type Discovery struct {
+	Issuer                string `json:"issuer"`
+	AuthorizationEndpoint string `json:"authorization_endpoint"`
+	TokenEndpoint         string `json:"token_endpoint"`
+	UserinfoEndpoint      string `json:"userinfo_endpoint"`
+	JWKSURI               string `json:"jwks_uri"`
+	SigningKeys           int    `json:"-"`
+}
+
+// Test fetches an issuer's discovery document and keys the way Put does,
+// and stores nothing: the dashboard's "test connection" (workspace admin).
+func (s *Service) Test(ctx context.Context, p *auth.Principal, issuer string) (Discovery, error) {
+	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
+		return Discovery{}, err
+	}
+	issuer = strings.TrimRight(strings.TrimSpace(issuer), "/")
+	if !validIssuer(issuer) {
+		var probs apperr.Problems
+		probs.Add("issuer", "must be an http or https URL without query or fragment")
+		return Discovery{}, probs.Err()
+	}
+	return s.discover(ctx, issuer)
+}
+
+func validIssuer(issuer string) bool {
+	u, err := url.Parse(issuer)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.RawQuery == "" && u.Fragment == ""
+}
+
+// discover fetches the discovery document and the key set it names.
 // go-oidc refuses a document whose issuer is not the one asked for.
-func (s *Service) checkIssuer(ctx context.Context, issuer string) error {
-	bad := func(err error) error {
+func (s *Service) discover(ctx context.Context, issuer string) (Discovery, error) {
+	bad := func(err error) (Discovery, error) {
 		e := apperr.Wrap(apperr.Invalid, "issuer: the provider's discovery document or keys cannot be fetched, or name another issuer", err)
 		e.Details = []apperr.Detail{{Field: "issuer", Message: "discovery failed: " + err.Error()}}
-		return e
+		return Discovery{}, e
 	}
 	p, err := oidc.NewProvider(s.providerCtx(ctx), issuer)
 	if err != nil {
 		return bad(err)
 	}
-	var doc struct {
-		JWKSURI string `json:"jwks_uri"`
-	}
+	var doc Discovery
 	if err := p.Claims(&doc); err != nil || doc.JWKSURI == "" {
 		return bad(errors.New("no jwks_uri"))
 	}
@@ -259,7 +287,8 @@ func (s *Service) checkIssuer(ctx context.Context, issuer string) error {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&keys); err != nil || len(keys.Keys) == 0 {
 		return bad(errors.New("keys: no key set"))
 	}
-	return nil
+	doc.SigningKeys = len(keys.Keys)
+	return doc, nil
 }
 
 // Delete turns single sign-on off (workspace admin).

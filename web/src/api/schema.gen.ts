@@ -2302,6 +2302,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/sso/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a provider's discovery without saving (workspace admin)
+         * @description Workspace admins; everyone else, `read_only` tokens and SDK keys get 403. Fetches
+         *     `{issuer}/.well-known/openid-configuration` and the signing keys it names, exactly as
+         *     `PUT /api/workspace/sso` does before it stores anything, and reports what it found; it
+         *     stores nothing. 422 with the reason in `details` when the document or the keys cannot be
+         *     fetched or the document names another issuer.
+         */
+        post: operations["testWorkspaceSSO"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/sso": {
         parameters: {
             query?: never;
@@ -3458,6 +3482,19 @@ export interface components {
             enabled: boolean;
             password_login: components["schemas"]["SSOPasswordLogin"];
             login_url: string;
+        };
+        SSOTestInput: {
+            issuer: string;
+        };
+        SSODiscovery: {
+            issuer: string;
+            authorization_endpoint: string;
+            token_endpoint: string;
+            /** @description Empty when the provider has none. */
+            userinfo_endpoint: string;
+            jwks_uri: string;
+            /** @description How many keys the provider's key set holds. */
+            signing_keys: number;
         };
     };
     responses: {
@@ -6991,6 +7028,35 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+        };
+    };
+    testWorkspaceSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SSOTestInput"];
+            };
+        };
+        responses: {
+            /** @description The provider answered with a usable discovery document and key set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SSODiscovery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Unprocessable"];
         };
     };
     getAuthSSO: {
