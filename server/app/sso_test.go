@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/server/internal/apptest"
+	"github.com/switchyard/switchyard/server/internal/testop"
 )
 
 // ssoWorld is an instance whose single sign-on points at a real provider.
@@ -162,7 +165,7 @@ func TestSSOProvisionsANewUserWithAWorkingSession(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			w := newSSOWorld(t, nil)
-			w.op.set(func(o *testOP) { o.claimsInIDToken = inIDToken })
+			w.op.set(func(o *testop.Switches) { o.ClaimsOnlyInUserinfo = !inIDToken })
 			w.op.addUser(opUser{Subject: "sub-ada", Email: "ada@example.com", EmailVerified: true, Name: "Ada Lovelace"})
 			loc, session := w.signIn(t, "sub-ada", "/projects?tab=flags")
 			if session == nil || loc.String() != "/projects?tab=flags" {
@@ -340,8 +343,8 @@ func TestSSOFailures(t *testing.T) {
 		w.wantReason(t, "exchange code")
 	})
 	t.Run("UserInfo for another subject", func(t *testing.T) {
-		w.op.set(func(o *testOP) { o.claimsInIDToken, o.userinfoSubject = false, "sub-someone-else" })
-		defer w.op.set(func(o *testOP) { o.claimsInIDToken, o.userinfoSubject = true, "" })
+		w.op.set(func(o *testop.Switches) { o.ClaimsOnlyInUserinfo, o.UserinfoSubject = true, "sub-someone-else" })
+		defer w.op.set(func(o *testop.Switches) { *o = testop.Switches{} })
 		loc, session := w.signIn(t, "sub-ok", "/")
 		wantError(t, loc, session, "sso_token")
 		w.wantReason(t, "userinfo sub")
@@ -472,5 +475,50 @@ func TestSSOSettingsAPI(t *testing.T) {
 	}
 	if loc := noFollow(t, w.s.URL+"/api/auth/oidc/login"); loc.String() != "/login?error=sso_state" {
 		t.Errorf("login with SSO off went to %s", loc)
+	}
+}
+
+// TestSSOTestConnection: the dashboard's "test connection" reports what the
+// provider publishes and stores nothing; it and PUT refuse a discovery
+// document served from one address that names another issuer.
+func TestSSOTestConnection(t *testing.T) {
+	t.Parallel()
+	op := startOP(t)
+	s := apptest.Start(t, map[string]string{"PUBLIC_URL": testPublicURL})
+	_, admin := s.User(t, "root@example.com", "admin")
+	_, viewer := s.User(t, "v@example.com", "viewer")
+
+	status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/workspace/sso/test", Bearer: admin, Body: map[string]any{"issuer": op.URL + "/"}})
+	var got map[string]any
+	_ = json.Unmarshal(raw, &got)
+	if status != http.StatusOK || got["issuer"] != op.URL || got["authorization_endpoint"] != op.URL+"/auth" ||
+		got["token_endpoint"] != op.URL+"/oauth/token" || got["userinfo_endpoint"] != op.URL+"/userinfo" || got["signing_keys"] != float64(1) {
+		t.Errorf("test = %d %s", status, raw)
+	}
+	if status, raw, _ := s.Do(t, apptest.Request{Method: "GET", Path: "/api/workspace/sso", Bearer: admin}); status != http.StatusNotFound {
+		t.Errorf("a test stored settings: GET = %d %s", status, raw)
+	}
+
+	// The same document served from another address names the provider,
+	// not the address asked.
+	target, _ := url.Parse(op.URL)
+	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(proxy.Close)
+	for _, issuer := range []string{proxy.URL, "http://127.0.0.1:1"} {
+		status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/workspace/sso/test", Bearer: admin, Body: map[string]any{"issuer": issuer}})
+		if status != http.StatusUnprocessableEntity || !strings.Contains(string(raw), "discovery failed") {
+			t.Errorf("test of %s = %d %s, want 422 with the reason", issuer, status, raw)
+		}
+		status, raw, _ = s.Do(t, apptest.Request{Method: "PUT", Path: "/api/workspace/sso", Bearer: admin,
+			Body: map[string]any{"issuer": issuer, "client_id": opClientID, "client_secret": opClientSecret}})
+		if status != http.StatusUnprocessableEntity {
+			t.Errorf("PUT with issuer %s = %d %s, want 422", issuer, status, raw)
+		}
+	}
+	if status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/workspace/sso/test", Bearer: admin, Body: map[string]any{"issuer": "ftp://x"}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("test of a non-http issuer = %d %s, want 422", status, raw)
+	}
+	if status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/workspace/sso/test", Bearer: viewer, Body: map[string]any{"issuer": op.URL}}); status != http.StatusForbidden {
+		t.Errorf("test by a viewer = %d %s, want 403", status, raw)
 	}
 }
