@@ -79,7 +79,8 @@ test-go: ## Go tests with the race detector against local services (and the offi
 test-web: web/node_modules/.package-lock.json ## Dashboard component tests (Vitest)
 	cd web && npx vitest run
 
-test-e2e: build ## Dashboard end-to-end tests: real server and database, headless Chromium (playwright-core)
+test-e2e: build ## Dashboard end-to-end tests: real server and database, headless Chromium (playwright-core), a real OpenID Provider
+	go build -o bin/testop ./server/internal/testop/cmd/testop
 	cd web && node --test --test-reporter=spec e2e/
 
 # npm ci reinstalls each folder's node_modules whenever its package-lock.json changes.

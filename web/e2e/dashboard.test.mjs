@@ -8,7 +8,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { launchBrowser } from "./browser.mjs";
 import { startServer } from "./server.mjs";
 
 const artifacts = path.join(path.dirname(fileURLToPath(import.meta.url)), "artifacts");
@@ -37,20 +37,7 @@ before(async () => {
   });
   await new Promise((r) => hooks.listen(0, "127.0.0.1", r));
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
+  browser = await launchBrowser();
 });
 
 after(async () => {

@@ -13,7 +13,7 @@ function psql(sql, url = adminURL) {
   execFileSync("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql], { stdio: ["ignore", "ignore", "inherit"] });
 }
 
-async function freePort() {
+export async function freePort() {
   const srv = net.createServer().listen(0, "127.0.0.1");
   await once(srv, "listening");
   const { port } = srv.address();
@@ -36,12 +36,14 @@ async function waitHealthy(url, child, timeoutMs = 30_000) {
   throw new Error("server did not become healthy in time");
 }
 
-export async function startServer() {
+// startServer takes an optional port (for a PUBLIC_URL known before it
+// starts) and environment variables to add.
+export async function startServer({ port: chosen, env = {} } = {}) {
   const db = `switchyard_e2e_${process.pid}_${Date.now()}`;
   psql(`CREATE DATABASE ${db}`);
   const dbURL = new URL(adminURL);
   dbURL.pathname = "/" + db;
-  const port = await freePort();
+  const port = chosen ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const log = [];
   const child = spawn(path.join(root, "bin/switchyard"), [], {
@@ -55,6 +57,7 @@ export async function startServer() {
       COOKIE_SECURE: "false",
       PUBLIC_DIR: path.join(root, "public"),
       RUST_LOG: "warn",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -5,6 +5,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { Schemas } from "../api/client";
+import { keys } from "./session";
 
 export type StreamState = "connecting" | "live" | "offline";
 
@@ -55,6 +56,10 @@ export function useFlagStream(envId: string): StreamState {
     source.onerror = () => {
       ready = false;
       setState("offline"); // EventSource reconnects by itself
+      // The server also ends a stream when the session behind it ends (the
+      // user was deactivated, or signed out elsewhere); asking who is signed
+      // in sends the page to sign-in if so.
+      void queryClient.invalidateQueries({ queryKey: keys.me });
     };
     return () => source.close();
   }, [envId, queryClient]);

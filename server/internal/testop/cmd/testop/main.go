@@ -10,6 +10,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -40,6 +41,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
 	client := flag.String("client", "switchyard:secret", "the relying party, id:secret")
 	redirect := flag.String("redirect", "", "the relying party's redirect URI")
+	verbose := flag.Bool("v", false, "log every request to standard error")
 	var us users
 	flag.Var(&us, "user", "a user, subject|email|name|group,group (repeatable)")
 	flag.Parse()
@@ -47,6 +49,10 @@ func main() {
 	if !ok || *redirect == "" {
 		fmt.Fprintln(os.Stderr, "testop: -client id:secret and -redirect are required")
 		os.Exit(2)
+	}
+	if !*verbose {
+		// The provider logs each request through the default logger.
+		slog.SetDefault(slog.New(slog.DiscardHandler))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
