@@ -1,0 +1,15 @@
+// accessibilityProblems runs axe-core over a rendered screen with the rules
+// the end-to-end test uses (WCAG 2.1 A and AA) and returns its serious and
+// critical violations, one line each. jsdom lays nothing out, so colour
+// contrast is left to the end-to-end test in a real browser.
+import axe from "axe-core";
+
+export async function accessibilityProblems(root: Element = document.body): Promise<string[]> {
+  const result = await axe.run(root, {
+    runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
+    rules: { "color-contrast": { enabled: false } },
+  });
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+}
