@@ -28,6 +28,8 @@ const Members = lazy(() => import("./screens/admin/Members"));
 const EnvSettings = lazy(() => import("./screens/admin/EnvSettings"));
 const Tokens = lazy(() => import("./screens/admin/Tokens"));
 const Users = lazy(() => import("./screens/admin/Users"));
+const Sso = lazy(() => import("./screens/admin/Sso"));
+const Scim = lazy(() => import("./screens/admin/Scim"));
 // Swagger UI is large: it is fetched only when /api/docs opens.
 const ApiDocs = lazy(() => import("./screens/docs/ApiDocs"));
 
@@ -47,6 +49,8 @@ export function App() {
         <Route element={<Layout />}>
           <Route path="/account/tokens" element={<Screen><Tokens /></Screen>} />
           <Route path="/admin/users" element={<Screen><Users /></Screen>} />
+          <Route path="/admin/sso" element={<Screen><Sso /></Screen>} />
+          <Route path="/admin/scim" element={<Screen><Scim /></Screen>} />
           <Route path="/projects/:projectId/envs/:envId">
             <Route index element={<Navigate to="flags" replace />} />
             <Route path="flags" element={<Screen><FlagList /></Screen>} />

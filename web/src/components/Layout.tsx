@@ -30,6 +30,13 @@ const projectNav: { to: string; label: string }[] = [
   { to: "settings", label: "Environments" },
 ];
 
+// Workspace settings, for workspace admins.
+const adminNav: { to: string; label: string }[] = [
+  { to: "/admin/users", label: "Users" },
+  { to: "/admin/sso", label: "Single sign-on" },
+  { to: "/admin/scim", label: "SCIM provisioning" },
+];
+
 export function Layout() {
   const scope = useScope();
   const live = useFlagStream(scope.envId);
@@ -76,11 +83,12 @@ export function Layout() {
             <li>
               <NavLink to="/account/tokens">Access tokens</NavLink>
             </li>
-            {isAdmin(scope.me) && (
-              <li>
-                <NavLink to="/admin/users">Users</NavLink>
-              </li>
-            )}
+            {isAdmin(scope.me) &&
+              adminNav.map((n) => (
+                <li key={n.to}>
+                  <NavLink to={n.to}>{n.label}</NavLink>
+                </li>
+              ))}
           </ul>
           <h2 className="sidenav-title">Help</h2>
           <ul>

@@ -256,9 +256,26 @@ export function ConfirmDialog({
   );
 }
 
+// CopyButton copies text to the clipboard and says so. `label` names what
+// it copies for screen readers when a page has more than one.
+export function CopyButton({ text, label, className }: { text: string; label?: string; className?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <Button
+      className={className}
+      aria-label={label}
+      onClick={async () => {
+        await navigator.clipboard?.writeText(text);
+        setCopied(true);
+      }}
+    >
+      {copied ? "Copied" : "Copy"}
+    </Button>
+  );
+}
+
 // SecretOnce shows a secret the server returns only once, with a copy button.
 export function SecretOnce({ label, secret }: { label: string; secret: string }) {
-  const [copied, setCopied] = useState(false);
   return (
     <div className="secret-once" role="status">
       <p>
@@ -266,14 +283,7 @@ export function SecretOnce({ label, secret }: { label: string; secret: string })
       </p>
       <div className="secret-row">
         <code data-testid="secret">{secret}</code>
-        <Button
-          onClick={async () => {
-            await navigator.clipboard?.writeText(secret);
-            setCopied(true);
-          }}
-        >
-          {copied ? "Copied" : "Copy"}
-        </Button>
+        <CopyButton text={secret} />
       </div>
     </div>
   );

@@ -9,6 +9,8 @@ export const keys = {
   me: ["me"] as const,
   workspace: ["workspace"] as const,
   projects: ["projects"] as const,
+  // The sign-in page's view of single sign-on (GET /api/auth/sso, public).
+  ssoInfo: ["sso-info"] as const,
 };
 
 export function useWorkspace() {

@@ -7,7 +7,7 @@ import { useId, useState, type FormEvent } from "react";
 import { Link } from "react-router";
 import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, ConfirmDialog, Empty, EnvBadge, ErrorBanner, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
+import { Button, ConfirmDialog, CopyButton, Empty, EnvBadge, ErrorBanner, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { snippetsFor, type SdkKind, type Snippet } from "./snippets";
 import "./admin.css";
@@ -288,22 +288,12 @@ function Snippets({ snippets }: { snippets: Snippet[] }) {
 }
 
 function SnippetBlock({ snippet }: { snippet: Snippet }) {
-  const [copied, setCopied] = useState(false);
   const id = useId();
   return (
     <figure className="snippet" aria-labelledby={id}>
       <figcaption className="snippet-head">
         <span id={id}>{snippet.title}</span>
-        <Button
-          className="btn-small"
-          aria-label={`Copy ${snippet.title}`}
-          onClick={async () => {
-            await navigator.clipboard?.writeText(snippet.code);
-            setCopied(true);
-          }}
-        >
-          {copied ? "Copied" : "Copy"}
-        </Button>
+        <CopyButton className="btn-small" label={`Copy ${snippet.title}`} text={snippet.code} />
       </figcaption>
       <pre data-testid={`snippet-${snippet.id}`}>
         <code className={`language-${snippet.language}`}>{snippet.code}</code>
