@@ -417,6 +417,7 @@ type User struct {
 	SsoLinked    bool
 	OidcIssuer   *string
 	OidcSubject  *string
+	SsoGroups    []string
 }
 
 type Webhook struct {

@@ -220,6 +220,70 @@ func (q *Queries) ListSSOMemberships(ctx context.Context, userID int64) ([]ListS
 	return items, nil
 }
 
+const listUserGroups = `-- name: ListUserGroups :many
+SELECT g.display_name AS name
+FROM scim_group_members m JOIN scim_groups g ON g.id = m.group_id
+WHERE m.user_id = $1
+UNION
+SELECT unnest(u.sso_groups)::text AS name FROM users u WHERE u.id = $1
+ORDER BY name
+`
+
+// The groups group mappings and admin groups apply to: the display names of
+// the user's SCIM groups and the groups of their latest sign-in's claim,
+// each once.
+func (q *Queries) ListUserGroups(ctx context.Context, userID int64) ([]string, error) {
+	rows, err := q.db.Query(ctx, listUserGroups, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockUsers = `-- name: LockUsers :many
+SELECT id, role, active FROM users WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+`
+
+type LockUsersRow struct {
+	ID     int64
+	Role   string
+	Active bool
+}
+
+// Locks the users' rows in id order, so that transactions locking several
+// users never wait on each other in a cycle. Unknown ids are skipped.
+func (q *Queries) LockUsers(ctx context.Context, ids []int64) ([]LockUsersRow, error) {
+	rows, err := q.db.Query(ctx, lockUsers, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LockUsersRow{}
+	for rows.Next() {
+		var i LockUsersRow
+		if err := rows.Scan(&i.ID, &i.Role, &i.Active); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const removeSSOMembership = `-- name: RemoveSSOMembership :exec
 DELETE FROM project_members WHERE project_id = $1 AND user_id = $2 AND source = 'sso'
 `
@@ -245,6 +309,22 @@ type SetUserRoleParams struct {
 
 func (q *Queries) SetUserRole(ctx context.Context, arg SetUserRoleParams) error {
 	_, err := q.db.Exec(ctx, setUserRole, arg.Role, arg.ID)
+	return err
+}
+
+const setUserSSOGroups = `-- name: SetUserSSOGroups :exec
+UPDATE users SET sso_groups = $1::text[] WHERE id = $2
+`
+
+type SetUserSSOGroupsParams struct {
+	Groups []string
+	ID     int64
+}
+
+// The groups claim of the user's latest sign-in; half of the groups that
+// group mappings and admin groups apply to (migrations/00017_user_sso_groups.sql).
+func (q *Queries) SetUserSSOGroups(ctx context.Context, arg SetUserSSOGroupsParams) error {
+	_, err := q.db.Exec(ctx, setUserSSOGroups, arg.Groups, arg.ID)
 	return err
 }
 

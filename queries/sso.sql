@@ -62,3 +62,24 @@ WHERE project_members.source = 'sso' AND project_members.role <> excluded.role;
 
 -- name: RemoveSSOMembership :exec
 DELETE FROM project_members WHERE project_id = @project_id AND user_id = @user_id AND source = 'sso';
+
+-- name: SetUserSSOGroups :exec
+-- The groups claim of the user's latest sign-in; half of the groups that
+-- group mappings and admin groups apply to (migrations/00017_user_sso_groups.sql).
+UPDATE users SET sso_groups = @groups::text[] WHERE id = @id;
+
+-- name: ListUserGroups :many
+-- The groups group mappings and admin groups apply to: the display names of
+-- the user's SCIM groups and the groups of their latest sign-in's claim,
+-- each once.
+SELECT g.display_name AS name
+FROM scim_group_members m JOIN scim_groups g ON g.id = m.group_id
+WHERE m.user_id = @user_id
+UNION
+SELECT unnest(u.sso_groups)::text AS name FROM users u WHERE u.id = @user_id
+ORDER BY name;
+
+-- name: LockUsers :many
+-- Locks the users' rows in id order, so that transactions locking several
+-- users never wait on each other in a cycle. Unknown ids are skipped.
+SELECT id, role, active FROM users WHERE id = ANY(@ids::bigint[]) ORDER BY id FOR UPDATE;

@@ -6,5 +6,7 @@
 // Identity owns users; this package writes the same rows with its own sqlc
 // queries and ends credentials the way identity does: triggers record every
 // ended credential in the change log, and after the commit the service makes
-// this instance forget them and publishes them to every other one (see tx).
+// this instance forget them and publishes them to every other one (see txV).
+// Every change that alters a user's groups applies single sign-on's group
+// mappings and admin groups to them in its own transaction (groupsync).
 package scim

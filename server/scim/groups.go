@@ -16,9 +16,9 @@ import (
 	"github.com/switchyard/switchyard/server/store"
 )
 
-// Group is a provider's group with its members. Groups are stored as the
-// provider sends them; nothing maps them to roles yet (docs/scim.md,
-// Groups).
+// Group is a provider's group with its members. Its members get roles
+// through single sign-on's group mappings and admin groups, matched by
+// displayName (groupsync; docs/scim.md, Groups and roles).
 type Group struct {
 	db.ScimGroup
 	Members []db.ListSCIMGroupMembersRow
@@ -285,11 +285,17 @@ func (s *Service) CreateGroup(ctx context.Context, actor Actor, resource map[str
 		return Group{}, errInvalidValue("displayName is required")
 	}
 	g, err := txV(ctx, s, func(q *db.Queries) (Group, error) {
+		if err := lockForGroups(ctx, q, st.members); err != nil {
+			return Group{}, err
+		}
 		row, err := q.CreateSCIMGroup(ctx, db.CreateSCIMGroupParams{DisplayName: st.displayName, ExternalID: st.externalID})
 		if err != nil {
 			return Group{}, groupUniqueness(err)
 		}
 		if err := writeMembers(ctx, q, row.ID, nil, st.members); err != nil {
+			return Group{}, err
+		}
+		if err := s.applyGroups(ctx, q, st.members); err != nil {
 			return Group{}, err
 		}
 		return getGroup(ctx, q, row.ID)
@@ -318,6 +324,9 @@ func (s *Service) modifyGroup(ctx context.Context, actor Actor, action, id strin
 		return Group{}, errNotFound("group")
 	}
 	g, err := txV(ctx, s, func(q *db.Queries) (Group, error) {
+		if err := q.LockWorkspace(ctx); err != nil {
+			return Group{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
+		}
 		cur, err := q.LockSCIMGroup(ctx, gid)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Group{}, errNotFound("group")
@@ -338,10 +347,17 @@ func (s *Service) modifyGroup(ctx context.Context, actor Actor, action, id strin
 		if err := change(&st); err != nil {
 			return Group{}, err
 		}
+		affected := affectedMembers(cur.DisplayName != st.displayName, before, st.members)
+		if _, err := q.LockUsers(ctx, affected); err != nil {
+			return Group{}, fmt.Errorf("lock members: %w", store.AdaptError(err))
+		}
 		if _, err := q.UpdateSCIMGroup(ctx, db.UpdateSCIMGroupParams{ID: gid, DisplayName: st.displayName, ExternalID: st.externalID}); err != nil {
 			return Group{}, groupUniqueness(err)
 		}
 		if err := writeMembers(ctx, q, gid, before, st.members); err != nil {
+			return Group{}, err
+		}
+		if err := s.applyGroups(ctx, q, affected); err != nil {
 			return Group{}, err
 		}
 		return getGroup(ctx, q, gid)
@@ -381,21 +397,77 @@ func writeMembers(ctx context.Context, q *db.Queries, group uuid.UUID, before, a
 	return nil
 }
 
-// DeleteGroup deletes a group and its memberships; its members stay.
+// DeleteGroup deletes a group and its memberships; its members stay, and
+// lose, in the same transaction, what the group gave them.
 func (s *Service) DeleteGroup(ctx context.Context, actor Actor, id string) error {
 	gid, err := uuid.Parse(id)
 	if err != nil {
 		return errNotFound("group")
 	}
-	n, err := db.New(s.pool).DeleteSCIMGroup(ctx, gid)
+	_, err = txV(ctx, s, func(q *db.Queries) (struct{}, error) {
+		if err := q.LockWorkspace(ctx); err != nil {
+			return struct{}{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
+		}
+		if _, err := q.LockSCIMGroup(ctx, gid); errors.Is(err, pgx.ErrNoRows) {
+			return struct{}{}, errNotFound("group")
+		} else if err != nil {
+			return struct{}{}, fmt.Errorf("lock group: %w", store.AdaptError(err))
+		}
+		members, err := q.ListSCIMGroupMembers(ctx, []uuid.UUID{gid})
+		if err != nil {
+			return struct{}{}, fmt.Errorf("list group members: %w", store.AdaptError(err))
+		}
+		ids := make([]int64, len(members))
+		for i, m := range members {
+			ids[i] = m.UserID
+		}
+		if _, err := q.LockUsers(ctx, ids); err != nil {
+			return struct{}{}, fmt.Errorf("lock members: %w", store.AdaptError(err))
+		}
+		if _, err := q.DeleteSCIMGroup(ctx, gid); err != nil {
+			return struct{}{}, fmt.Errorf("delete group: %w", store.AdaptError(err))
+		}
+		return struct{}{}, s.applyGroups(ctx, q, ids)
+	})
 	if err != nil {
-		return fmt.Errorf("delete group: %w", store.AdaptError(err))
-	}
-	if n == 0 {
-		return errNotFound("group")
+		return err
 	}
 	s.audit(ctx, actor, "delete", "Group", id)
 	return nil
+}
+
+// lockForGroups takes the locks a change of group members needs before it
+// writes anything: the workspace row (the change may take a workspace admin
+// away), then the members' rows in id order (groupsync.Rules.Apply). Taking
+// the users' rows before inserting memberships that reference them keeps
+// two such changes from each waiting on the other.
+func lockForGroups(ctx context.Context, q *db.Queries, users []int64) error {
+	if err := q.LockWorkspace(ctx); err != nil {
+		return fmt.Errorf("lock workspace: %w", store.AdaptError(err))
+	}
+	if _, err := q.LockUsers(ctx, users); err != nil {
+		return fmt.Errorf("lock members: %w", store.AdaptError(err))
+	}
+	return nil
+}
+
+// affectedMembers returns the users whose groups a change of a group alters:
+// everyone in it before or after when its displayName changed (mappings
+// match names), else those who joined or left.
+func affectedMembers(renamed bool, before, after []int64) []int64 {
+	var ids []int64
+	for _, id := range before {
+		if renamed || !slices.Contains(after, id) {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range after {
+		if (renamed || !slices.Contains(before, id)) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func groupUniqueness(err error) error {

@@ -2,6 +2,7 @@ package scim
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/bus"
+	"github.com/switchyard/switchyard/server/groupsync"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -75,4 +77,20 @@ func txV[T any](ctx context.Context, s *Service, fn func(q *db.Queries) (T, erro
 func (s *Service) audit(ctx context.Context, actor Actor, action, resource, id string) {
 	s.logger.InfoContext(ctx, "scim change", "scim_token_id", actor.TokenID, "scim_token_prefix", actor.Prefix,
 		"action", action, "resource", resource, "resource_id", id)
+}
+
+// applyGroups applies single sign-on's admin groups and group mappings to
+// users whose groups a change altered, in the change's transaction, so
+// that roles follow group membership at once (docs/scim.md, Groups and
+// roles). The caller holds the workspace lock. With single sign-on off it
+// changes nothing.
+func (s *Service) applyGroups(ctx context.Context, q *db.Queries, users []int64) error {
+	res, err := groupsync.Apply(ctx, q, users...)
+	if err != nil {
+		return fmt.Errorf("apply group mappings: %w", err)
+	}
+	for _, id := range res.KeptAdmins {
+		s.logger.WarnContext(ctx, "scim kept the last workspace admin", "user_id", id)
+	}
+	return nil
 }

@@ -100,7 +100,7 @@ func (s *Service) CreateUser(ctx context.Context, actor Actor, resource map[stri
 			if err != nil {
 				return User{}, s.uniqueness(err)
 			}
-			if err := writeUser(ctx, q, created.ID, &st); err != nil {
+			if err := s.writeUser(ctx, q, created.ID, &st); err != nil {
 				return User{}, err
 			}
 			return getUser(ctx, q, created.ID)
@@ -180,14 +180,16 @@ func (s *Service) update(ctx context.Context, q *db.Queries, id int64, st *userS
 	if err := q.UpdateUserNameAndEmail(ctx, db.UpdateUserNameAndEmailParams{ID: id, Name: st.name(), Email: st.userName}); err != nil {
 		return s.uniqueness(err)
 	}
-	return writeUser(ctx, q, id, st)
+	return s.writeUser(ctx, q, id, st)
 }
 
 // writeUser stores st's activation and SCIM attributes. Deactivating works
 // exactly as the admin route does (docs/reference/identity.md, Deactivation):
 // the last active admin stays, sessions are deleted, and the trigger on
 // users.active revokes everything the user holds on every instance.
-func writeUser(ctx context.Context, q *db.Queries, id int64, st *userState) error {
+// Reactivating applies the group rules as they are now, which may have
+// changed while the user was away. The caller holds the workspace lock.
+func (s *Service) writeUser(ctx context.Context, q *db.Queries, id int64, st *userState) error {
 	u, err := q.LockUser(ctx, id)
 	if err != nil {
 		return fmt.Errorf("lock user: %w", store.AdaptError(err))
@@ -199,6 +201,9 @@ func writeUser(ctx context.Context, q *db.Queries, id int64, st *userState) erro
 	} else if !u.Active && st.active {
 		if _, err := q.UpdateUser(ctx, db.UpdateUserParams{ID: id, Active: &st.active}); err != nil {
 			return fmt.Errorf("reactivate user: %w", store.AdaptError(err))
+		}
+		if err := s.applyGroups(ctx, q, []int64{id}); err != nil {
+			return err
 		}
 	}
 	if err := q.UpsertSCIMUser(ctx, db.UpsertSCIMUserParams{UserID: id, ExternalID: st.externalID, GivenName: st.given, FamilyName: st.family}); err != nil {
@@ -230,7 +235,9 @@ func deactivate(ctx context.Context, q *db.Queries, u db.LockUserRow) error {
 }
 
 // DeleteUser deactivates a user and removes their project and group
-// memberships. The row stays, for the audit log; SCIM no longer finds it.
+// memberships and the groups of their last sign-in, and applies the group
+// rules to what is left (no groups: no workspace admin through an admin
+// group). The row stays, for the audit log; SCIM no longer finds it.
 func (s *Service) DeleteUser(ctx context.Context, actor Actor, id string) error {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
@@ -258,6 +265,12 @@ func (s *Service) DeleteUser(ctx context.Context, actor Actor, id string) error 
 		}
 		if err := q.DeleteSCIMGroupMembershipsByUser(ctx, n); err != nil {
 			return struct{}{}, fmt.Errorf("remove group memberships: %w", store.AdaptError(err))
+		}
+		if err := q.SetUserSSOGroups(ctx, db.SetUserSSOGroupsParams{ID: n, Groups: []string{}}); err != nil {
+			return struct{}{}, fmt.Errorf("forget sso groups: %w", store.AdaptError(err))
+		}
+		if err := s.applyGroups(ctx, q, []int64{n}); err != nil {
+			return struct{}{}, err
 		}
 		err = q.UpsertSCIMUser(ctx, db.UpsertSCIMUserParams{UserID: n, ExternalID: cur.ExternalID, GivenName: cur.GivenName, FamilyName: cur.FamilyName, Deleted: true})
 		if err != nil {

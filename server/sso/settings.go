@@ -12,13 +12,13 @@ import (
 	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/groupsync"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -29,12 +29,8 @@ const (
 )
 
 // GroupMapping gives the members of an identity-provider group a role in a
-// project.
-type GroupMapping struct {
-	Group     string    `json:"group"`
-	ProjectID uuid.UUID `json:"project_id"`
-	Role      string    `json:"role"`
-}
+// project. Sign-ins and SCIM apply mappings alike (groupsync).
+type GroupMapping = groupsync.Mapping
 
 // SettingsInput is PUT /api/workspace/sso's body; nil fields take their
 // defaults.
