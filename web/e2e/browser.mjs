@@ -1,4 +1,6 @@
-// Debian's headless Chromium, as every browser test here launches it.
+// Debian's headless Chromium, as every browser test here launches it, and
+// the accessibility check they run on pages.
+import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
 
 export function launchBrowser() {
@@ -17,3 +19,18 @@ export function launchBrowser() {
     ],
   });
 }
+
+// accessibility runs axe-core (WCAG 2.1 A and AA rules) on the page and
+// returns the serious and critical violations, one line each.
+const axeSource = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+export async function accessibility(page) {
+  await page.addScriptTag({ path: axeSource });
+  const result = await page.evaluate(() =>
+    // eslint-disable-next-line no-undef
+    axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }),
+  );
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+}
+

@@ -6,9 +6,8 @@ import { mkdirSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { launchBrowser } from "./browser.mjs";
+import { accessibility, launchBrowser } from "./browser.mjs";
 import { startServer } from "./server.mjs";
 
 const artifacts = path.join(path.dirname(fileURLToPath(import.meta.url)), "artifacts");
@@ -52,20 +51,6 @@ async function newPage(viewport = { width: 1280, height: 800 }) {
   const page = await context.newPage();
   page.on("pageerror", (err) => console.error("page error:", err.message));
   return page;
-}
-
-// accessibility runs axe-core (WCAG 2.1 A and AA rules) on the page and
-// returns the serious and critical violations, one line each.
-const axeSource = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
-async function accessibility(page) {
-  await page.addScriptTag({ path: axeSource });
-  const result = await page.evaluate(() =>
-    // eslint-disable-next-line no-undef
-    axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }),
-  );
-  return result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
 }
 
 function shot(page, name) {

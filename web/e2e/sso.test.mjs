@@ -10,7 +10,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { launchBrowser } from "./browser.mjs";
+import { accessibility, launchBrowser } from "./browser.mjs";
 import { freePort, startServer } from "./server.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -83,6 +83,12 @@ async function setUp() {
   return cookie;
 }
 
+async function eventuallyValue(locator, want) {
+  const deadline = Date.now() + TIMEOUT;
+  while ((await locator.inputValue()) !== want && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await locator.inputValue(), want);
+}
+
 async function signInThroughProvider(page) {
   await page.goto("/");
   await page.waitForURL(/\/login/);
@@ -93,6 +99,46 @@ async function signInThroughProvider(page) {
   await page.getByLabel("Password").fill("pw");
   await page.getByRole("button", { name: "Login" }).click();
 }
+
+test("the admin's single sign-on and SCIM screens, with test connection against the provider", async () => {
+  const context = await browser.newContext({ baseURL: publicURL, viewport: { width: 1280, height: 900 } });
+  context.setDefaultTimeout(TIMEOUT);
+  const page = await context.newPage();
+  page.on("pageerror", (err) => console.error("page error:", err.message));
+  await page.goto("/login");
+  await page.getByRole("link", { name: "Sign in with SSO" }).waitFor();
+  assert.deepEqual(await accessibility(page), [], "sign-in page with single sign-on");
+  await page.screenshot({ path: path.join(artifacts, "sso-sign-in.png") });
+  await page.getByLabel("Email").fill(ADMIN.email);
+  await page.getByLabel("Password").fill(ADMIN.password);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.waitForURL(/\/flags$/);
+
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Single sign-on" }).click();
+  await page.waitForURL(/\/admin\/sso$/);
+  const issuerField = page.getByLabel("Issuer");
+  await eventuallyValue(issuerField, issuer);
+  await page.getByRole("button", { name: "Test connection" }).click();
+  const answered = page.getByText("The provider answered.");
+  await answered.waitFor();
+  const notice = page.locator(".sso-discovery");
+  assert.match(await notice.innerText(), new RegExp(`${issuer}/auth`), "the provider's authorization endpoint");
+  assert.deepEqual(await accessibility(page), [], "single sign-on screen");
+  await page.screenshot({ path: path.join(artifacts, "sso-settings.png"), fullPage: true });
+
+  // A wrong address: the reason comes back, nothing is saved.
+  await issuerField.fill("http://127.0.0.1:1");
+  await page.getByRole("button", { name: "Test connection" }).click();
+  await page.getByText(/discovery failed/).waitFor();
+  assert.equal((await api("GET", "/api/workspace/sso")).body.issuer, issuer);
+
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "SCIM provisioning" }).click();
+  await page.waitForURL(/\/admin\/scim$/);
+  await page.getByText(`${publicURL}/scim/v2`).first().waitFor();
+  assert.deepEqual(await accessibility(page), [], "SCIM screen");
+  await page.screenshot({ path: path.join(artifacts, "sso-scim.png"), fullPage: true });
+  await context.close();
+});
 
 test("sign in with SSO through the provider's login page, then a SCIM deactivation ends the session", async () => {
   const context = await browser.newContext({ baseURL: publicURL, viewport: { width: 1280, height: 800 } });

@@ -384,8 +384,8 @@ function SsoSettingsForm({
         </Field>
         <h3 id="sso-mappings">Group mappings</h3>
         <p className="field-hint" id="sso-mappings-hint">
-          Members of a group get the role in the project at each sign-in (the highest one when several groups map to a
-          project). Memberships added by hand are never changed.
+          Members of a group get the role in the project at each sign-in, and at once when SCIM changes the group (the
+          highest one when several groups map to a project). Memberships added by hand are never changed.
         </p>
         {form.mappings.length === 0 ? (
           <p className="muted">No mappings: project memberships are given by hand.</p>
