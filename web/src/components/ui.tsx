@@ -29,6 +29,18 @@ export function Button({ variant = "secondary", busy, disabled, children, classN
   );
 }
 
+// RowAction is a table row's small button, named for the row it acts on
+// ("Revoke ci-token") so that a screen reader's list of buttons tells the rows
+// apart. A danger action opens the row's confirmation; start clears the
+// previous attempt's error first.
+export function RowAction({ label, of, danger, start }: { label: string; of: string; danger?: boolean; start: () => void }) {
+  return (
+    <Button className="btn-small" variant={danger ? "danger" : "secondary"} aria-label={`${label} ${of}`} onClick={start}>
+      {label}
+    </Button>
+  );
+}
+
 // Field labels one control and shows its hint and error, wired for screen readers.
 export function Field({
   label,

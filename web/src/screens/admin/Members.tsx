@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader, RowAction } from "../../components/ui";
 import { isAdmin, keys, useScope } from "../../lib/session";
 import "./admin.css";
 import { ROLE_HINT, ROLES } from "./shared";
@@ -131,17 +131,7 @@ export default function Members() {
                     </select>
                   </td>
                   <td className="actions-cell">
-                    <Button
-                      className="btn-small"
-                      variant="danger"
-                      aria-label={`Remove ${m.name}`}
-                      onClick={() => {
-                        remove.reset();
-                        setRemoving(m);
-                      }}
-                    >
-                      Remove
-                    </Button>
+                    <RowAction danger label="Remove" of={m.name} start={() => { remove.reset(); setRemoving(m); }} />
                   </td>
                 </tr>
               ))}

@@ -15,6 +15,7 @@ import {
   Loading,
   Notice,
   PageHeader,
+  RowAction,
   SecretOnce,
   Time,
 } from "../../components/ui";
@@ -134,17 +135,7 @@ export default function Scim() {
                     <Time value={t.created_at} />
                   </td>
                   <td className="actions-cell">
-                    <Button
-                      className="btn-small"
-                      variant="danger"
-                      aria-label={`Revoke ${t.name}`}
-                      onClick={() => {
-                        revoke.reset();
-                        setRevoking(t);
-                      }}
-                    >
-                      Revoke
-                    </Button>
+                    <RowAction danger label="Revoke" of={t.name} start={() => { revoke.reset(); setRevoking(t); }} />
                   </td>
                 </tr>
               ))}

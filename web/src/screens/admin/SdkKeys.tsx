@@ -7,7 +7,21 @@ import { useId, useState, type FormEvent } from "react";
 import { Link } from "react-router";
 import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, ConfirmDialog, CopyButton, Empty, EnvBadge, ErrorBanner, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
+import {
+  Button,
+  ConfirmDialog,
+  CopyButton,
+  Empty,
+  EnvBadge,
+  ErrorBanner,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+  RowAction,
+  SecretOnce,
+  Time,
+} from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { snippetsFor, type SdkKind, type Snippet } from "./snippets";
 import "./admin.css";
@@ -226,17 +240,7 @@ export default function SdkKeys() {
                     <Time value={k.created_at} />
                   </td>
                   <td className="actions-cell">
-                    <Button
-                      className="btn-small"
-                      variant="danger"
-                      aria-label={`Revoke ${k.name}`}
-                      onClick={() => {
-                        revoke.reset();
-                        setRevoking(k);
-                      }}
-                    >
-                      Revoke
-                    </Button>
+                    <RowAction danger label="Revoke" of={k.name} start={() => { revoke.reset(); setRevoking(k); }} />
                   </td>
                 </tr>
               ))}

@@ -3,7 +3,19 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader, SecretOnce, Time } from "../../components/ui";
+import {
+  Button,
+  ConfirmDialog,
+  Empty,
+  ErrorBanner,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+  RowAction,
+  SecretOnce,
+  Time,
+} from "../../components/ui";
 import "./admin.css";
 
 type Token = Schemas["Token"];
@@ -155,17 +167,7 @@ export default function Tokens() {
                       <Time value={t.created_at} />
                     </td>
                     <td className="actions-cell">
-                      <Button
-                        className="btn-small"
-                        variant="danger"
-                        aria-label={`Revoke ${t.name}`}
-                        onClick={() => {
-                          revoke.reset();
-                          setRevoking(t);
-                        }}
-                      >
-                        Revoke
-                      </Button>
+                      <RowAction danger label="Revoke" of={t.name} start={() => { revoke.reset(); setRevoking(t); }} />
                     </td>
                   </tr>
                 );

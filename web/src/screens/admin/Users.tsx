@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { fieldErrorOf, ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
-import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Modal, Notice, PageHeader, Time } from "../../components/ui";
+import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Modal, Notice, PageHeader, RowAction, Time } from "../../components/ui";
 import { keys, useMe } from "../../lib/session";
 import "./admin.css";
 import { ROLES } from "./shared";
@@ -131,29 +131,10 @@ export default function Users() {
                     </Button>{" "}
                     {me.data?.id !== u.id && (
                       <>
-                        <Button
-                          className="btn-small"
-                          aria-label={`${u.active ? "Deactivate" : "Reactivate"} ${u.email}`}
-                          onClick={() => {
-                            setActive.reset();
-                            setToggling(u);
-                          }}
-                        >
-                          {u.active ? "Deactivate" : "Reactivate"}
-                        </Button>{" "}
+                        <RowAction label={u.active ? "Deactivate" : "Reactivate"} of={u.email} start={() => { setActive.reset(); setToggling(u); }} />{" "}
                       </>
                     )}
-                    <Button
-                      className="btn-small"
-                      variant="danger"
-                      aria-label={`Delete ${u.email}`}
-                      onClick={() => {
-                        remove.reset();
-                        setDeleting(u);
-                      }}
-                    >
-                      Delete
-                    </Button>
+                    <RowAction danger label="Delete" of={u.email} start={() => { remove.reset(); setDeleting(u); }} />
                   </td>
                 </tr>
               ))}
