@@ -197,6 +197,8 @@ IMAGE ?= localhost/switchyard
 # The product version: the OpenAPI document's info.version.
 IMAGE_VERSION ?= $(shell awk '/^info:/ {i = 1; next} i && /^  version:/ {print $$2; exit}' api/openapi.yaml)
 IMAGE_TAG ?= $(IMAGE_VERSION)
+# More tags of the same image (deploy/compose.yaml runs localhost/switchyard:latest).
+IMAGE_EXTRA_TAGS ?= latest
 IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 IMAGE_SOURCE ?= https://github.com/switchyard/switchyard
 # The build context deploy/Containerfile expects, staged by image-context.
@@ -216,7 +218,7 @@ image: image-context ## Build the container image localhost/switchyard:<version>
 	@command -v buildah >/dev/null || { echo "buildah not found: apt-get install buildah (or: docker build -f deploy/Containerfile $(IMAGE_CONTEXT))" >&2; exit 1; }
 	buildah bud --isolation chroot -f deploy/Containerfile \
 		--build-arg VERSION=$(IMAGE_VERSION) --build-arg REVISION=$(IMAGE_REVISION) --build-arg SOURCE=$(IMAGE_SOURCE) \
-		-t $(IMAGE):$(IMAGE_TAG) $(IMAGE_CONTEXT)
+		-t $(IMAGE):$(IMAGE_TAG) $(foreach t,$(IMAGE_EXTRA_TAGS),-t $(IMAGE):$(t)) $(IMAGE_CONTEXT)
 
 image-smoke: services ## Build the image, run two containers on local PostgreSQL and Redis, check health, streams, SIGTERM, non-root
 	bash .ci/image-smoke.sh

@@ -113,7 +113,7 @@ pass() { say "ok: $*"; }
 # ------------------------------------------------------------------ the image
 
 say "building the image (make image)"
-make image IMAGE="${IMAGE_REF%:*}" IMAGE_TAG="${IMAGE_REF##*:}" </dev/null
+make image IMAGE="${IMAGE_REF%:*}" IMAGE_TAG="${IMAGE_REF##*:}" IMAGE_EXTRA_TAGS= </dev/null
 
 inspect_image() { pm image inspect -f "$1" "$IMAGE_REF"; }
 revision=$(git rev-parse HEAD)
