@@ -61,7 +61,7 @@ go_tool() {
 		have go || die "go not found (needed to install $pkg@$version)"
 		say "go install $pkg@$version (first run only: cached in $dir)" >&2
 		mkdir -p "$dir"
-		GOBIN="$(cd "$dir" && pwd)" GOFLAGS=-mod=mod timeout 1200 go install "$pkg@$version" </dev/null >&2 ||
+		GOBIN="$(cd "$dir" && pwd)" GOFLAGS= timeout 1200 go install "$pkg@$version" </dev/null >&2 ||
 			{ rm -rf "$dir"; die "go install $pkg@$version failed"; }
 	fi
 	printf '%s\n' "$dir/$name"
