@@ -1,5 +1,6 @@
+# shellcheck shell=bash
 # deploy-lib.sh: helpers shared by the deployment checks (.ci/image-smoke.sh,
-# .ci/deploy-check.sh). Source it; it defines functions and sets nothing else.
+# .ci/deploy-check.sh). Source it: it defines functions and their defaults only.
 #
 # Packages come from Debian (apt-get, as .ci/services.sh installs its own) and Go
 # tools from the Go module proxy at pinned versions (go install into TOOLS_DIR,
@@ -61,7 +62,7 @@ go_tool() {
 		have go || die "go not found (needed to install $pkg@$version)"
 		say "go install $pkg@$version (first run only: cached in $dir)" >&2
 		mkdir -p "$dir"
-		GOBIN="$(cd "$dir" && pwd)" GOFLAGS= timeout 1200 go install "$pkg@$version" </dev/null >&2 ||
+		GOBIN="$(cd "$dir" && pwd)" GOFLAGS='' timeout 1200 go install "$pkg@$version" </dev/null >&2 ||
 			{ rm -rf "$dir"; die "go install $pkg@$version failed"; }
 	fi
 	printf '%s\n' "$dir/$name"
