@@ -188,3 +188,40 @@ bench-analytics: ## Measure analytics at production traffic: SDK rows per evalua
 	@mkdir -p bin
 	cd bench/analytics && BENCH_ANALYTICS_COMMAND="make bench-analytics BENCH_ANALYTICS_FLAGS='$(BENCH_ANALYTICS_FLAGS)'" \
 		GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_ANALYTICS_FLAGS) | tee ../../bin/bench-analytics.txt
+
+# ---------------------------------------------------------------- Deployment (deploy/, docs/deployment.md)
+
+.PHONY: image image-context image-smoke deploy-check
+
+IMAGE ?= localhost/switchyard
+# The product version: the OpenAPI document's info.version.
+IMAGE_VERSION ?= $(shell awk '/^info:/ {i = 1; next} i && /^  version:/ {print $$2; exit}' api/openapi.yaml)
+IMAGE_TAG ?= $(IMAGE_VERSION)
+# More tags of the same image (deploy/compose.yaml runs localhost/switchyard:latest).
+IMAGE_EXTRA_TAGS ?= latest
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+IMAGE_SOURCE ?= https://github.com/switchyard/switchyard
+# The build context deploy/Containerfile expects, staged by image-context.
+IMAGE_CONTEXT ?= bin/image
+# CA certificates copied into the image (Debian's ca-certificates package).
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+
+image-context: build-web ## Stage the image's build context in bin/image: static server (time/tzdata), public/, CA bundle
+	@[[ -s "$(CA_BUNDLE)" ]] || { echo "no CA bundle at $(CA_BUNDLE): apt-get install ca-certificates, or set CA_BUNDLE" >&2; exit 1; }
+	rm -rf $(IMAGE_CONTEXT)
+	mkdir -p $(IMAGE_CONTEXT)
+	CGO_ENABLED=0 go build -trimpath -tags timetzdata -ldflags="-s -w" -o $(IMAGE_CONTEXT)/switchyard .
+	cp -R public $(IMAGE_CONTEXT)/public
+	cp "$(CA_BUNDLE)" $(IMAGE_CONTEXT)/ca-certificates.crt
+
+image: image-context ## Build the container image localhost/switchyard:<version> (IMAGE, IMAGE_TAG) from deploy/Containerfile with buildah
+	@command -v buildah >/dev/null || { echo "buildah not found: apt-get install buildah (or: docker build -f deploy/Containerfile $(IMAGE_CONTEXT))" >&2; exit 1; }
+	buildah bud --isolation chroot -f deploy/Containerfile \
+		--build-arg VERSION=$(IMAGE_VERSION) --build-arg REVISION=$(IMAGE_REVISION) --build-arg SOURCE=$(IMAGE_SOURCE) \
+		-t $(IMAGE):$(IMAGE_TAG) $(foreach t,$(IMAGE_EXTRA_TAGS),-t $(IMAGE):$(t)) $(IMAGE_CONTEXT)
+
+image-smoke: services ## Build the image, run two containers on local PostgreSQL and Redis, check health, streams, SIGTERM, non-root
+	bash .ci/image-smoke.sh
+
+deploy-check: ## Validate deploy/compose.yaml (docker-compose config) and the Helm chart (helm lint, kubectl-validate)
+	bash .ci/deploy-check.sh
