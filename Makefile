@@ -49,8 +49,11 @@ vet-sql: ## Run sqlc vet (rules from sqlc.yaml) against the test database
 
 build: build-server build-web ## Build the server (bin/switchyard) and the dashboard (public/)
 
-build-server: ## Build the server binary to bin/switchyard
-	go build -o bin/switchyard .
+# Static (no cgo) with the time-zone database and fallback root certificates
+# built in (server/app/builtin.go): the same file runs on a host and as the
+# whole of the container image (deploy/Containerfile).
+build-server: ## Build the server binary to bin/switchyard (static)
+	CGO_ENABLED=0 go build -trimpath -o bin/switchyard .
 
 # npm ci reinstalls web/node_modules whenever package-lock.json changes.
 web/node_modules/.package-lock.json: web/package-lock.json
@@ -191,7 +194,7 @@ bench-analytics: ## Measure analytics at production traffic: SDK rows per evalua
 
 # ---------------------------------------------------------------- Deployment (deploy/, docs/deployment.md)
 
-.PHONY: image image-context image-smoke deploy-check
+.PHONY: image image-smoke deploy-check
 
 IMAGE ?= localhost/switchyard
 # The product version: the OpenAPI document's info.version.
@@ -201,24 +204,11 @@ IMAGE_TAG ?= $(IMAGE_VERSION)
 IMAGE_EXTRA_TAGS ?= latest
 IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 IMAGE_SOURCE ?= https://github.com/switchyard/switchyard
-# The build context deploy/Containerfile expects, staged by image-context.
-IMAGE_CONTEXT ?= bin/image
-# CA certificates copied into the image (Debian's ca-certificates package).
-CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
-
-image-context: build-web ## Stage the image's build context in bin/image: static server (time/tzdata), public/, CA bundle
-	@[[ -s "$(CA_BUNDLE)" ]] || { echo "no CA bundle at $(CA_BUNDLE): apt-get install ca-certificates, or set CA_BUNDLE" >&2; exit 1; }
-	rm -rf $(IMAGE_CONTEXT)
-	mkdir -p $(IMAGE_CONTEXT)
-	CGO_ENABLED=0 go build -trimpath -tags timetzdata -ldflags="-s -w" -o $(IMAGE_CONTEXT)/switchyard .
-	cp -R public $(IMAGE_CONTEXT)/public
-	cp "$(CA_BUNDLE)" $(IMAGE_CONTEXT)/ca-certificates.crt
-
-image: image-context ## Build the container image localhost/switchyard:<version> (IMAGE, IMAGE_TAG) from deploy/Containerfile with buildah
-	@command -v buildah >/dev/null || { echo "buildah not found: apt-get install buildah (or: docker build -f deploy/Containerfile $(IMAGE_CONTEXT))" >&2; exit 1; }
+image: build ## Build the container image localhost/switchyard:<version> (IMAGE, IMAGE_TAG) from deploy/Containerfile with buildah
+	@command -v buildah >/dev/null || { echo "buildah not found: apt-get install buildah (or: docker build -f deploy/Containerfile .)" >&2; exit 1; }
 	buildah bud --isolation chroot -f deploy/Containerfile \
 		--build-arg VERSION=$(IMAGE_VERSION) --build-arg REVISION=$(IMAGE_REVISION) --build-arg SOURCE=$(IMAGE_SOURCE) \
-		-t $(IMAGE):$(IMAGE_TAG) $(foreach t,$(IMAGE_EXTRA_TAGS),-t $(IMAGE):$(t)) $(IMAGE_CONTEXT)
+		-t $(IMAGE):$(IMAGE_TAG) $(foreach t,$(IMAGE_EXTRA_TAGS),-t $(IMAGE):$(t)) .
 
 image-smoke: services ## Build the image, run two containers on local PostgreSQL and Redis, check health, streams, SIGTERM, non-root
 	bash .ci/image-smoke.sh
