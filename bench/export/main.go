@@ -126,8 +126,8 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("seed: %d impressions of production and %d of staging by COPY in %s (%.0f rows/s), then VACUUM ANALYZE in %s; table %s\n\n",
-		seeded.rows, seeded.other, seeded.copyTime.Round(time.Millisecond), float64(seeded.rows+seeded.other)/seeded.copyTime.Seconds(),
+	fmt.Printf("seed: %d impressions of production and %d of staging by COPY, %d secondary indexes rebuilt after it, in %s; VACUUM ANALYZE in %s; table %s\n\n",
+		seeded.rows, seeded.other, seeded.indexes, seeded.copyTime.Round(time.Millisecond),
 		seeded.vacuumTime.Round(time.Millisecond), seeded.tableSize)
 
 	if srv, err = startServer(ctx, bin, dbURL, o.dbMaxConns, logDir, "switchyard"); err != nil {
@@ -147,7 +147,8 @@ func run(ctx context.Context, o options) error {
 			if r.rows != int64(seeded.rows) {
 				failed = fmt.Errorf("%w: %d rows, want %d", errShort, r.rows, seeded.rows)
 			}
-			fmt.Printf("run %d, %s: %s\n", i+1, encodingName(gz), r)
+			load, _ := os.ReadFile("/proc/loadavg")
+			fmt.Printf("run %d, %s: %s (load average %s)\n", i+1, encodingName(gz), r, loadAvg(load))
 			results = append(results, r)
 		}
 		m := median(results)
