@@ -39,6 +39,32 @@ func (q *Queries) GetGoalEventExportBounds(ctx context.Context, arg GetGoalEvent
 	return i, err
 }
 
+const getGoalEventIDSpan = `-- name: GetGoalEventIDSpan :one
+SELECT f.id AS first_id, f.occurred_at AS first_at, l.id AS last_id, l.occurred_at AS last_at
+FROM (SELECT g.id, g.occurred_at FROM goal_events g ORDER BY g.id LIMIT 1) f
+CROSS JOIN (SELECT g.id, g.occurred_at FROM goal_events g ORDER BY g.id DESC LIMIT 1) l
+`
+
+type GetGoalEventIDSpanRow struct {
+	FirstID int64
+	FirstAt time.Time
+	LastID  int64
+	LastAt  time.Time
+}
+
+// GetImpressionIDSpan for goal events.
+func (q *Queries) GetGoalEventIDSpan(ctx context.Context) (GetGoalEventIDSpanRow, error) {
+	row := q.db.QueryRow(ctx, getGoalEventIDSpan)
+	var i GetGoalEventIDSpanRow
+	err := row.Scan(
+		&i.FirstID,
+		&i.FirstAt,
+		&i.LastID,
+		&i.LastAt,
+	)
+	return i, err
+}
+
 const getImpressionExportBounds = `-- name: GetImpressionExportBounds :one
 
 SELECT coalesce(min(id), 0)::bigint AS first_id, coalesce(max(id), 0)::bigint AS last_id, count(*) AS row_count
@@ -72,6 +98,34 @@ func (q *Queries) GetImpressionExportBounds(ctx context.Context, arg GetImpressi
 	row := q.db.QueryRow(ctx, getImpressionExportBounds, arg.EnvironmentID, arg.FromAt, arg.ToAt)
 	var i GetImpressionExportBoundsRow
 	err := row.Scan(&i.FirstID, &i.LastID, &i.RowCount)
+	return i, err
+}
+
+const getImpressionIDSpan = `-- name: GetImpressionIDSpan :one
+SELECT f.id AS first_id, f.evaluated_at AS first_at, l.id AS last_id, l.evaluated_at AS last_at
+FROM (SELECT i.id, i.evaluated_at FROM impressions i ORDER BY i.id LIMIT 1) f
+CROSS JOIN (SELECT i.id, i.evaluated_at FROM impressions i ORDER BY i.id DESC LIMIT 1) l
+`
+
+type GetImpressionIDSpanRow struct {
+	FirstID int64
+	FirstAt time.Time
+	LastID  int64
+	LastAt  time.Time
+}
+
+// The table's first and last impression by id, with their times: two probes
+// of the primary key. An export whose range covers most of that span walks
+// the whole id range instead of bounding it first (server/measure/export.go).
+func (q *Queries) GetImpressionIDSpan(ctx context.Context) (GetImpressionIDSpanRow, error) {
+	row := q.db.QueryRow(ctx, getImpressionIDSpan)
+	var i GetImpressionIDSpanRow
+	err := row.Scan(
+		&i.FirstID,
+		&i.FirstAt,
+		&i.LastID,
+		&i.LastAt,
+	)
 	return i, err
 }
 

@@ -45,3 +45,17 @@ WHERE environment_id = @environment_id
   AND occurred_at >= @from_at AND occurred_at < @to_at
 ORDER BY id
 LIMIT @row_limit;
+
+-- name: GetImpressionIDSpan :one
+-- The table's first and last impression by id, with their times: two probes
+-- of the primary key. An export whose range covers most of that span walks
+-- the whole id range instead of bounding it first (server/measure/export.go).
+SELECT f.id AS first_id, f.evaluated_at AS first_at, l.id AS last_id, l.evaluated_at AS last_at
+FROM (SELECT i.id, i.evaluated_at FROM impressions i ORDER BY i.id LIMIT 1) f
+CROSS JOIN (SELECT i.id, i.evaluated_at FROM impressions i ORDER BY i.id DESC LIMIT 1) l;
+
+-- name: GetGoalEventIDSpan :one
+-- GetImpressionIDSpan for goal events.
+SELECT f.id AS first_id, f.occurred_at AS first_at, l.id AS last_id, l.occurred_at AS last_at
+FROM (SELECT g.id, g.occurred_at FROM goal_events g ORDER BY g.id LIMIT 1) f
+CROSS JOIN (SELECT g.id, g.occurred_at FROM goal_events g ORDER BY g.id DESC LIMIT 1) l;

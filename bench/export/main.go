@@ -17,9 +17,10 @@
 //     100 ms through the run (flat memory: the last tenth of the run holds
 //     no more than the first).
 //  3. Exports one hour from the middle of the range: time to the first byte
-//     and to the end, and the plans of its queries on the seeded table
-//     (EXPLAIN ANALYZE of the bounds query and of one batch read, with
-//     PostgreSQL's generic plan, the one a prepared statement settles on).
+//     and to the end, and the plans of the export's queries on the seeded
+//     table (EXPLAIN ANALYZE of the table's id span, the hour's bounds, one
+//     batch read, with PostgreSQL's generic plan, the one a prepared
+//     statement settles on).
 //
 // Run it with `make bench-export`; docs/performance.md records the figures.
 package main

@@ -371,32 +371,44 @@ func TestExportAcrossBatches(t *testing.T) {
 	me := newMeasEnv(t)
 	ctx := context.Background()
 	pool := me.s.DB(t)
-	// 24,000 rows: production in range (2 in 3, minus every 10th, which is
-	// out of range), staging (1 in 3). Written directly: the export reads raw
+	// 24,000 rows over 24 seconds: production (2 in 3) and staging (1 in 3),
+	// and one in 10 a day earlier, outside every range below. Written directly: the export reads raw
 	// rows only.
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO impressions (environment_id, flag_key, user_id, value, context, evaluated_at)
 		SELECT CASE WHEN g % 3 = 0 THEN $2::uuid ELSE $1::uuid END, 'bulk', 'u' || g, g::text,
 		       CASE WHEN g % 2 = 0 THEN jsonb_build_object('g', g) END,
-		       CASE WHEN g % 10 = 0 THEN $3::timestamptz - interval '1 day' ELSE $3::timestamptz + g * interval '1 ms' END
+		       CASE WHEN g % 10 = 5 THEN $3::timestamptz - interval '1 day' ELSE $3::timestamptz + g * interval '1 ms' END
 		FROM generate_series(1, 24000) g`, me.envs["production"], me.envs["staging"], t0.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	var want int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM impressions WHERE environment_id = $1 AND evaluated_at >= $2`,
-		me.envs["production"], t0.Add(-time.Hour)).Scan(&want); err != nil {
-		t.Fatal(err)
-	}
-	from, to := t0.Add(-time.Hour).Format(time.RFC3339), t0.Format(time.RFC3339)
-	for _, gz := range []bool{false, true} {
-		e := export(t, me.s, me.token, me.envs["production"], "impressions", from, to, gz)
-		got := lines(t, e.body)
-		if e.status != 200 || len(got) != want || want < 14_000 {
-			t.Fatalf("gzip %v: %d, %d rows; want 200 and %d rows", gz, e.status, len(got), want)
+	count := func(from, to time.Time) int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM impressions WHERE environment_id = $1 AND evaluated_at >= $2 AND evaluated_at < $3`,
+			me.envs["production"], from, to).Scan(&n); err != nil {
+			t.Fatal(err)
 		}
-		ids := field2[float64](t, got, "id")
-		if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
-			t.Errorf("gzip %v: ids not strictly increasing", gz)
+		return n
+	}
+	want := count(t0.Add(-time.Hour), t0)
+	from, to := t0.Add(-time.Hour).Format(time.RFC3339), t0.Format(time.RFC3339)
+	// The table's whole time (the walk covers every id) and 10 of its 24
+	// seconds (bounded exactly first): both more than one batch.
+	for _, rng := range []struct {
+		from, to time.Time
+		min      int
+	}{{t0.Add(-time.Hour), t0, 14_000}, {t0.Add(-time.Hour + 5*time.Second), t0.Add(-time.Hour + 15*time.Second), 5_500}} {
+		n := count(rng.from, rng.to)
+		for _, gz := range []bool{false, true} {
+			e := export(t, me.s, me.token, me.envs["production"], "impressions", rng.from.Format(time.RFC3339), rng.to.Format(time.RFC3339), gz)
+			got := lines(t, e.body)
+			if e.status != 200 || len(got) != n || n < rng.min {
+				t.Fatalf("%s to %s, gzip %v: %d, %d rows; want 200 and %d rows", rng.from, rng.to, gz, e.status, len(got), n)
+			}
+			ids := field2[float64](t, got, "id")
+			if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
+				t.Errorf("gzip %v: ids not strictly increasing", gz)
+			}
 		}
 	}
 

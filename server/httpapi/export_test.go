@@ -190,8 +190,6 @@ type fakeExport struct {
 	err     error
 }
 
-func (f fakeExport) Rows() int64 { return 0 }
-
 func (f fakeExport) Each(ctx context.Context, fn func([]db.ListImpressionsForExportRow) error) error {
 	for _, b := range f.batches {
 		if err := fn(b); err != nil {

@@ -2,9 +2,11 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
@@ -21,6 +23,15 @@ import (
 // rows in the range (another environment's, or rows reported long after
 // they were evaluated) costs a bounded read rather than one that scans on
 // until it has found exportBatch rows.
+//
+// The walk's id range is bounded first. A range that covers at least half
+// of the table's time (from its first row to its last, by id) walks the
+// table's whole id range: bounding it exactly would read most of the table
+// once before the first row, and the walk reads it anyway. A shorter range
+// is bounded exactly, by the smallest and largest id of the environment's
+// rows in it, which the block-range index on time finds reading little more
+// than those rows. Either way the reads filter by time and environment, so
+// the bounds decide only what the export costs, never which rows it holds.
 const (
 	exportBatch = 5000
 	exportSpan  = 100_000
@@ -28,16 +39,12 @@ const (
 
 // Export is one raw export, authorized and bounded: Each walks its rows.
 type Export[T any] struct {
-	// first and last are the smallest and largest id of the range's rows
-	// when the export began; rows is their number then (0: none).
-	first, last, rows int64
-	fetch             func(ctx context.Context, afterID, throughID int64, limit int32) ([]T, error)
-	id                func(T) int64
+	// first and last bound the ids of the range's rows; first > last when
+	// the range has none.
+	first, last int64
+	fetch       func(ctx context.Context, afterID, throughID int64, limit int32) ([]T, error)
+	id          func(T) int64
 }
-
-// Rows is the number of rows in the range when the export began. Rows that
-// arrive while it runs (reports of a recent range) may add to it.
-func (e *Export[T]) Rows() int64 { return e.rows }
 
 // Each calls fn with the export's rows in id order, a batch of at most
 // 5,000 at a time, until the range is done, fn fails or ctx ends; the
@@ -45,7 +52,7 @@ func (e *Export[T]) Rows() int64 { return e.rows }
 // while fn handles the current one, so at most three batches are held at
 // once, whatever the size of the range.
 func (e *Export[T]) Each(ctx context.Context, fn func([]T) error) error {
-	if e.rows == 0 {
+	if e.first > e.last {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -108,15 +115,17 @@ func (e *Export[T]) Each(ctx context.Context, fn func([]T) error) error {
 // the export happens here, before its first row: Each only reads.
 func (s *Service) ExportImpressions(ctx context.Context, p *auth.Principal, envID uuid.UUID, from, to time.Time) (*Export[db.ListImpressionsForExportRow], error) {
 	from, to = ceilMicro(from), ceilMicro(to)
-	b, err := exportBounds(ctx, s, p, envID, from, to, func(q *db.Queries) (db.GetImpressionExportBoundsRow, error) {
-		return q.GetImpressionExportBounds(ctx, db.GetImpressionExportBoundsParams{EnvironmentID: envID, FromAt: from, ToAt: to})
-	})
+	first, last, err := exportBounds(ctx, s, p, envID, from, to,
+		func(q *db.Queries) (db.GetImpressionIDSpanRow, error) { return q.GetImpressionIDSpan(ctx) },
+		func(q *db.Queries) (db.GetImpressionExportBoundsRow, error) {
+			return q.GetImpressionExportBounds(ctx, db.GetImpressionExportBoundsParams{EnvironmentID: envID, FromAt: from, ToAt: to})
+		})
 	if err != nil {
 		return nil, err
 	}
 	q := db.New(s.pool)
 	return &Export[db.ListImpressionsForExportRow]{
-		first: b.FirstID, last: b.LastID, rows: b.RowCount,
+		first: first, last: last,
 		fetch: func(ctx context.Context, afterID, throughID int64, limit int32) ([]db.ListImpressionsForExportRow, error) {
 			return q.ListImpressionsForExport(ctx, db.ListImpressionsForExportParams{
 				EnvironmentID: envID, AfterID: afterID, ThroughID: throughID, FromAt: from, ToAt: to, RowLimit: limit,
@@ -130,16 +139,21 @@ func (s *Service) ExportImpressions(ctx context.Context, p *auth.Principal, envI
 // [from, to).
 func (s *Service) ExportGoalEvents(ctx context.Context, p *auth.Principal, envID uuid.UUID, from, to time.Time) (*Export[db.ListGoalEventsForExportRow], error) {
 	from, to = ceilMicro(from), ceilMicro(to)
-	b, err := exportBounds(ctx, s, p, envID, from, to, func(q *db.Queries) (db.GetImpressionExportBoundsRow, error) {
-		r, err := q.GetGoalEventExportBounds(ctx, db.GetGoalEventExportBoundsParams{EnvironmentID: envID, FromAt: from, ToAt: to})
-		return db.GetImpressionExportBoundsRow(r), err
-	})
+	first, last, err := exportBounds(ctx, s, p, envID, from, to,
+		func(q *db.Queries) (db.GetImpressionIDSpanRow, error) {
+			r, err := q.GetGoalEventIDSpan(ctx)
+			return db.GetImpressionIDSpanRow(r), err
+		},
+		func(q *db.Queries) (db.GetImpressionExportBoundsRow, error) {
+			r, err := q.GetGoalEventExportBounds(ctx, db.GetGoalEventExportBoundsParams{EnvironmentID: envID, FromAt: from, ToAt: to})
+			return db.GetImpressionExportBoundsRow(r), err
+		})
 	if err != nil {
 		return nil, err
 	}
 	q := db.New(s.pool)
 	return &Export[db.ListGoalEventsForExportRow]{
-		first: b.FirstID, last: b.LastID, rows: b.RowCount,
+		first: first, last: last,
 		fetch: func(ctx context.Context, afterID, throughID int64, limit int32) ([]db.ListGoalEventsForExportRow, error) {
 			return q.ListGoalEventsForExport(ctx, db.ListGoalEventsForExportParams{
 				EnvironmentID: envID, AfterID: afterID, ThroughID: throughID, FromAt: from, ToAt: to, RowLimit: limit,
@@ -149,19 +163,51 @@ func (s *Service) ExportGoalEvents(ctx context.Context, p *auth.Principal, envID
 	}, nil
 }
 
-// exportBounds authorizes an export, checks its range and reads the bounds
-// of its ids, in one snapshot.
-func exportBounds(ctx context.Context, s *Service, p *auth.Principal, envID uuid.UUID, from, to time.Time, bounds func(q *db.Queries) (db.GetImpressionExportBoundsRow, error)) (db.GetImpressionExportBoundsRow, error) {
-	out, err := store.WithSnapshotV(ctx, s.pool, func(q *db.Queries) (db.GetImpressionExportBoundsRow, error) {
+// exportBounds authorizes an export, checks its range and bounds its ids,
+// in one snapshot: the table's whole id range when the time range covers
+// most of the table's, else the exact bounds of the range's rows.
+func exportBounds(ctx context.Context, s *Service, p *auth.Principal, envID uuid.UUID, from, to time.Time,
+	span func(q *db.Queries) (db.GetImpressionIDSpanRow, error),
+	exact func(q *db.Queries) (db.GetImpressionExportBoundsRow, error),
+) (first, last int64, err error) {
+	type ids struct{ first, last int64 }
+	b, err := store.WithSnapshotV(ctx, s.pool, func(q *db.Queries) (ids, error) {
 		if _, err := access.Env(ctx, q, p, envID, access.EditorRead); err != nil {
-			return db.GetImpressionExportBoundsRow{}, err
+			return ids{}, err
 		}
 		if !from.Before(to) {
-			return db.GetImpressionExportBoundsRow{}, apperr.Field("to", "must be later than from")
+			return ids{}, apperr.Field("to", "must be later than from")
 		}
-		return bounds(q)
+		t, err := span(q)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ids{1, 0}, nil // an empty table
+		}
+		if err != nil {
+			return ids{}, err
+		}
+		if coversMost(from, to, t.FirstAt, t.LastAt) {
+			return ids{t.FirstID, t.LastID}, nil
+		}
+		r, err := exact(q)
+		if err != nil || r.RowCount == 0 {
+			return ids{1, 0}, err
+		}
+		return ids{r.FirstID, r.LastID}, nil
 	})
-	return out, store.AdaptError(err)
+	return b.first, b.last, store.AdaptError(err)
+}
+
+// coversMost reports whether [from, to) covers at least half of the time
+// from first to last (a table's first and last rows, by id).
+func coversMost(from, to, first, last time.Time) bool {
+	lo, hi := from, to
+	if first.After(lo) {
+		lo = first
+	}
+	if last.Before(hi) {
+		hi = last
+	}
+	return 2*hi.Sub(lo) >= last.Sub(first)
 }
 
 // ceilMicro rounds t up to the microsecond, the precision of stored times.

@@ -23,7 +23,7 @@ var errRead = errors.New("read failed")
 
 func (f *fakeRows) export() *Export[int64] {
 	return &Export[int64]{
-		first: f.inRange[0], last: f.inRange[len(f.inRange)-1], rows: int64(len(f.inRange)),
+		first: f.inRange[0], last: f.inRange[len(f.inRange)-1],
 		fetch: func(ctx context.Context, after, through int64, limit int32) ([]int64, error) {
 			f.reads = append(f.reads, [2]int64{after, through})
 			f.limits = append(f.limits, limit)
@@ -96,7 +96,7 @@ func TestExportWalksEveryRowInBoundedReads(t *testing.T) {
 // A range without rows reads nothing and hands over nothing.
 func TestExportOfNoRows(t *testing.T) {
 	t.Parallel()
-	e := &Export[int64]{fetch: func(context.Context, int64, int64, int32) ([]int64, error) {
+	e := &Export[int64]{first: 1, last: 0, fetch: func(context.Context, int64, int64, int32) ([]int64, error) {
 		t.Error("read an empty export")
 		return nil, nil
 	}}
@@ -156,7 +156,7 @@ func TestExportStopsAtAFailure(t *testing.T) {
 func TestExportStopsWhenTheContextEnds(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Export[int64]{first: 1, last: 10, rows: 10,
+	e := &Export[int64]{first: 1, last: 10,
 		fetch: func(ctx context.Context, _, _ int64, _ int32) ([]int64, error) {
 			cancel()
 			<-ctx.Done()
@@ -188,6 +188,37 @@ func TestCeilMicro(t *testing.T) {
 	} {
 		if got := ceilMicro(tt.in); !got.Equal(tt.want) {
 			t.Errorf("ceilMicro(%s) = %s, want %s", tt.in.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
+		}
+	}
+}
+
+// A range that covers at least half of the table's time walks the whole
+// table; a shorter one is bounded exactly first.
+func TestCoversMost(t *testing.T) {
+	t.Parallel()
+	day := func(d int) time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	first, last := day(0), day(30)
+	for _, tt := range []struct {
+		name     string
+		from, to time.Time
+		want     bool
+	}{
+		{"everything and more", day(-100), day(100), true},
+		{"exactly the table", first, last, true},
+		{"the later half", day(15), day(40), true},
+		{"the earlier half", day(-5), day(15), true},
+		{"a day", day(10), day(11), false},
+		{"just under half", day(0), day(15).Add(-time.Hour), false},
+		{"before the table", day(-30), day(-1), false},
+		{"after the table", day(31), day(60), false},
+		{"one row, inside", day(-1), day(1), true},
+	} {
+		l := last
+		if tt.name == "one row, inside" {
+			l = first
+		}
+		if got := coversMost(tt.from, tt.to, first, l); got != tt.want {
+			t.Errorf("%s: coversMost = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
