@@ -192,6 +192,15 @@ bench-analytics: ## Measure analytics at production traffic: SDK rows per evalua
 	cd bench/analytics && BENCH_ANALYTICS_COMMAND="make bench-analytics BENCH_ANALYTICS_FLAGS='$(BENCH_ANALYTICS_FLAGS)'" \
 		GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_ANALYTICS_FLAGS) | tee ../../bin/bench-analytics.txt
 
+.PHONY: bench-export
+
+BENCH_EXPORT_FLAGS ?=
+
+bench-export: ## Measure the raw export: 5,000,000 impressions streamed over HTTP, plain and gzip, rows/s and the server's peak memory, and its query plans (bench/export; about 10 min; BENCH_EXPORT_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/export && BENCH_EXPORT_COMMAND="make bench-export BENCH_EXPORT_FLAGS='$(BENCH_EXPORT_FLAGS)'" \
+		GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_EXPORT_FLAGS) | tee ../../bin/bench-export.txt
+
 # ---------------------------------------------------------------- Deployment (deploy/, docs/deployment.md)
 
 .PHONY: image image-smoke deploy-check

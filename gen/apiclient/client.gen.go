@@ -1035,6 +1035,18 @@ type FlagStatusValue struct {
 // FlagType defines model for FlagType.
 type FlagType string
 
+// GoalEvent A stored goal event, as the raw export writes it.
+type GoalEvent struct {
+	Context  *map[string]interface{} `json:"context"`
+	EventKey string                  `json:"event_key"`
+
+	// Id Assigned by the server; increases over time.
+	Id         int64     `json:"id"`
+	OccurredAt time.Time `json:"occurred_at"`
+	UserId     *string   `json:"user_id"`
+	Value      *float64  `json:"value"`
+}
+
 // GoalEventBatch Up to 500 goal events. The server checks the items itself, with the same rules and error shape.
 type GoalEventBatch = json.RawMessage
 
@@ -1861,6 +1873,12 @@ type EnvId = openapi_types.UUID
 // ExperimentKey defines model for ExperimentKey.
 type ExperimentKey = string
 
+// ExportFrom defines model for ExportFrom.
+type ExportFrom = time.Time
+
+// ExportTo defines model for ExportTo.
+type ExportTo = time.Time
+
 // FlagKey defines model for FlagKey.
 type FlagKey = string
 
@@ -1953,6 +1971,15 @@ type ListChangeRequestsParams struct {
 	Status *ChangeRequestStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
+// ExportEventsParams defines parameters for ExportEvents.
+type ExportEventsParams struct {
+	// From The start of the range, included (RFC 3339).
+	From ExportFrom `form:"from" json:"from"`
+
+	// To The end of the range, excluded (RFC 3339); later than `from`.
+	To ExportTo `form:"to" json:"to"`
+}
+
 // ListFlagsParams defines parameters for ListFlags.
 type ListFlagsParams struct {
 	// Archived true lists only archived flags, false only active ones; omitted lists both.
@@ -1971,6 +1998,15 @@ type ListImpressionsParams struct {
 	// Limit 1 to 200, default 50; values out of range are clamped.
 	Limit  *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 	Offset *int32 `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// ExportImpressionsParams defines parameters for ExportImpressions.
+type ExportImpressionsParams struct {
+	// From The start of the range, included (RFC 3339).
+	From ExportFrom `form:"from" json:"from"`
+
+	// To The end of the range, excluded (RFC 3339); later than `from`.
+	To ExportTo `form:"to" json:"to"`
 }
 
 // GetExposureParams defines parameters for GetExposure.
@@ -2694,6 +2730,19 @@ type ClientInterface interface {
 	// Corresponds with POST /api/environments/{env_id}/events (the `IngestEvents` operationId).
 	IngestEvents(ctx context.Context, envId EnvId, body IngestEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportEvents Export raw goal events as NDJSON, for a warehouse
+	//
+	// Who may export impressions may export goal events: an `editor` or `admin` of the
+	// project (`read_only` tokens included), or a server SDK key of this environment; viewers
+	// and client keys get 403. Every goal event whose `occurred_at` is in [`from`, `to`), in
+	// `id` order, one `GoalEvent` object per line, each line ending in a newline; otherwise
+	// exactly as the impression export (required RFC 3339 `from` < `to`, else 422; gzip when
+	// accepted; an empty range answers 200 with an empty body; a failure after the first rows
+	// cuts the response off). See docs/export.md.
+	//
+	// Corresponds with GET /api/environments/{env_id}/events/export (the `ExportEvents` operationId).
+	ExportEvents(ctx context.Context, envId EnvId, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEventKeys Summary of the goal event keys seen
 	//
 	// Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -3120,6 +3169,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/environments/{env_id}/impressions (the `IngestImpressions` operationId).
 	IngestImpressions(ctx context.Context, envId EnvId, body IngestImpressionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportImpressions Export raw impressions as NDJSON, for a warehouse
+	//
+	// An `editor` or `admin` of the project (`read_only` tokens included), or a server SDK key
+	// of this environment; viewers and client keys get 403. Every impression whose
+	// `evaluated_at` is in [`from`, `to`), in `id` order, one `Impression` object (the list's
+	// item shape) per line, each line ending in a newline. `from` and `to` are required RFC 3339
+	// times (a `+` in an offset must be sent as `%2B`); missing, malformed, or `from` not
+	// before `to`: 422. Times are compared at the microsecond, the stored precision. Summaries
+	// are counts, not rows, and are not exported.
+	//
+	// Sent gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. The rows
+	// are read and sent in batches, in constant server memory, whatever the range. A range with
+	// no rows answers 200 with an empty body. Rows reported while the export runs may or may
+	// not be included: export a range that ended a few minutes ago for a repeatable result.
+	// An export that fails after its first rows were sent is cut off: the connection closes
+	// before the end of the response, which clients report as an error (curl exits with 18),
+	// and a gzip body lacks its end. See docs/export.md.
+	//
+	// Corresponds with GET /api/environments/{env_id}/impressions/export (the `ExportImpressions` operationId).
+	ExportImpressions(ctx context.Context, envId EnvId, params *ExportImpressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetExposure Exposure breakdown of one flag
 	//
@@ -4776,6 +4846,29 @@ func (c *Client) IngestEvents(ctx context.Context, envId EnvId, body IngestEvent
 	return c.Client.Do(req)
 }
 
+// ExportEvents Export raw goal events as NDJSON, for a warehouse
+//
+// Who may export impressions may export goal events: an `editor` or `admin` of the
+// project (`read_only` tokens included), or a server SDK key of this environment; viewers
+// and client keys get 403. Every goal event whose `occurred_at` is in [`from`, `to`), in
+// `id` order, one `GoalEvent` object per line, each line ending in a newline; otherwise
+// exactly as the impression export (required RFC 3339 `from` < `to`, else 422; gzip when
+// accepted; an empty range answers 200 with an empty body; a failure after the first rows
+// cuts the response off). See docs/export.md.
+//
+// Corresponds with GET /api/environments/{env_id}/events/export (the `ExportEvents` operationId).
+func (c *Client) ExportEvents(ctx context.Context, envId EnvId, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportEventsRequest(c.Server, envId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListEventKeys Summary of the goal event keys seen
 //
 // Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -5493,6 +5586,37 @@ func (c *Client) IngestImpressionsWithBody(ctx context.Context, envId EnvId, con
 // Corresponds with POST /api/environments/{env_id}/impressions (the `IngestImpressions` operationId).
 func (c *Client) IngestImpressions(ctx context.Context, envId EnvId, body IngestImpressionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewIngestImpressionsRequest(c.Server, envId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportImpressions Export raw impressions as NDJSON, for a warehouse
+//
+// An `editor` or `admin` of the project (`read_only` tokens included), or a server SDK key
+// of this environment; viewers and client keys get 403. Every impression whose
+// `evaluated_at` is in [`from`, `to`), in `id` order, one `Impression` object (the list's
+// item shape) per line, each line ending in a newline. `from` and `to` are required RFC 3339
+// times (a `+` in an offset must be sent as `%2B`); missing, malformed, or `from` not
+// before `to`: 422. Times are compared at the microsecond, the stored precision. Summaries
+// are counts, not rows, and are not exported.
+//
+// Sent gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. The rows
+// are read and sent in batches, in constant server memory, whatever the range. A range with
+// no rows answers 200 with an empty body. Rows reported while the export runs may or may
+// not be included: export a range that ended a few minutes ago for a repeatable result.
+// An export that fails after its first rows were sent is cut off: the connection closes
+// before the end of the response, which clients report as an error (curl exits with 18),
+// and a gzip body lacks its end. See docs/export.md.
+//
+// Corresponds with GET /api/environments/{env_id}/impressions/export (the `ExportImpressions` operationId).
+func (c *Client) ExportImpressions(ctx context.Context, envId EnvId, params *ExportImpressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportImpressionsRequest(c.Server, envId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8572,6 +8696,71 @@ func NewIngestEventsRequestWithBody(server string, envId EnvId, contentType stri
 	return req, nil
 }
 
+// NewExportEventsRequest constructs an http.Request for the ExportEvents method
+func NewExportEventsRequest(server string, envId EnvId, params *ExportEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/events/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListEventKeysRequest constructs an http.Request for the ListEventKeys method
 func NewListEventKeysRequest(server string, envId EnvId) (*http.Request, error) {
 	var err error
@@ -9602,6 +9791,71 @@ func NewIngestImpressionsRequestWithBody(server string, envId EnvId, contentType
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewExportImpressionsRequest constructs an http.Request for the ExportImpressions method
+func NewExportImpressionsRequest(server string, envId EnvId, params *ExportImpressionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "env_id", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/environments/%s/impressions/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -13513,6 +13767,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/environments/{env_id}/events (the `IngestEvents` operationId).
 	IngestEventsWithResponse(ctx context.Context, envId EnvId, body IngestEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestEventsResponse, error)
 
+	// ExportEventsWithResponse Export raw goal events as NDJSON, for a warehouse
+	//
+	// Who may export impressions may export goal events: an `editor` or `admin` of the
+	// project (`read_only` tokens included), or a server SDK key of this environment; viewers
+	// and client keys get 403. Every goal event whose `occurred_at` is in [`from`, `to`), in
+	// `id` order, one `GoalEvent` object per line, each line ending in a newline; otherwise
+	// exactly as the impression export (required RFC 3339 `from` < `to`, else 422; gzip when
+	// accepted; an empty range answers 200 with an empty body; a failure after the first rows
+	// cuts the response off). See docs/export.md.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/environments/{env_id}/events/export (the `ExportEvents` operationId).
+	ExportEventsWithResponse(ctx context.Context, envId EnvId, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*ExportEventsResponse, error)
+
 	// ListEventKeysWithResponse Summary of the goal event keys seen
 	//
 	// Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -13965,6 +14234,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/environments/{env_id}/impressions (the `IngestImpressions` operationId).
 	IngestImpressionsWithResponse(ctx context.Context, envId EnvId, body IngestImpressionsJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestImpressionsResponse, error)
+
+	// ExportImpressionsWithResponse Export raw impressions as NDJSON, for a warehouse
+	//
+	// An `editor` or `admin` of the project (`read_only` tokens included), or a server SDK key
+	// of this environment; viewers and client keys get 403. Every impression whose
+	// `evaluated_at` is in [`from`, `to`), in `id` order, one `Impression` object (the list's
+	// item shape) per line, each line ending in a newline. `from` and `to` are required RFC 3339
+	// times (a `+` in an offset must be sent as `%2B`); missing, malformed, or `from` not
+	// before `to`: 422. Times are compared at the microsecond, the stored precision. Summaries
+	// are counts, not rows, and are not exported.
+	//
+	// Sent gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. The rows
+	// are read and sent in batches, in constant server memory, whatever the range. A range with
+	// no rows answers 200 with an empty body. Rows reported while the export runs may or may
+	// not be included: export a range that ended a few minutes ago for a repeatable result.
+	// An export that fails after its first rows were sent is cut off: the connection closes
+	// before the end of the response, which clients report as an error (curl exits with 18),
+	// and a gzip body lacks its end. See docs/export.md.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/environments/{env_id}/impressions/export (the `ExportImpressions` operationId).
+	ExportImpressionsWithResponse(ctx context.Context, envId EnvId, params *ExportImpressionsParams, reqEditors ...RequestEditorFn) (*ExportImpressionsResponse, error)
 
 	// GetExposureWithResponse Exposure breakdown of one flag
 	//
@@ -16232,6 +16524,82 @@ func (r IngestEventsResponse) ContentType() string {
 	return ""
 }
 
+// ExportEventsResponse200Headers the declared response headers of an HTTP 200 response for ExportEvents
+type ExportEventsResponse200Headers struct {
+	Vary *string
+}
+
+type ExportEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportEventsResponse200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportEventsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportEventsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ExportEventsResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListEventKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17738,6 +18106,82 @@ func (r IngestImpressionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r IngestImpressionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportImpressionsResponse200Headers the declared response headers of an HTTP 200 response for ExportImpressions
+type ExportImpressionsResponse200Headers struct {
+	Vary *string
+}
+
+type ExportImpressionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportImpressionsResponse200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportImpressionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportImpressionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportImpressionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportImpressionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ExportImpressionsResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportImpressionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportImpressionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportImpressionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportImpressionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23741,6 +24185,27 @@ func (c *ClientWithResponses) IngestEventsWithResponse(ctx context.Context, envI
 	return ParseIngestEventsResponse(rsp)
 }
 
+// ExportEventsWithResponse Export raw goal events as NDJSON, for a warehouse
+//
+// Who may export impressions may export goal events: an `editor` or `admin` of the
+// project (`read_only` tokens included), or a server SDK key of this environment; viewers
+// and client keys get 403. Every goal event whose `occurred_at` is in [`from`, `to`), in
+// `id` order, one `GoalEvent` object per line, each line ending in a newline; otherwise
+// exactly as the impression export (required RFC 3339 `from` < `to`, else 422; gzip when
+// accepted; an empty range answers 200 with an empty body; a failure after the first rows
+// cuts the response off). See docs/export.md.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/environments/{env_id}/events/export (the `ExportEvents` operationId).
+func (c *ClientWithResponses) ExportEventsWithResponse(ctx context.Context, envId EnvId, params *ExportEventsParams, reqEditors ...RequestEditorFn) (*ExportEventsResponse, error) {
+	rsp, err := c.ExportEvents(ctx, envId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportEventsResponse(rsp)
+}
+
 // ListEventKeysWithResponse Summary of the goal event keys seen
 //
 // Any project member (`viewer` and up), or a server SDK key of this environment; client
@@ -24372,6 +24837,35 @@ func (c *ClientWithResponses) IngestImpressionsWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseIngestImpressionsResponse(rsp)
+}
+
+// ExportImpressionsWithResponse Export raw impressions as NDJSON, for a warehouse
+//
+// An `editor` or `admin` of the project (`read_only` tokens included), or a server SDK key
+// of this environment; viewers and client keys get 403. Every impression whose
+// `evaluated_at` is in [`from`, `to`), in `id` order, one `Impression` object (the list's
+// item shape) per line, each line ending in a newline. `from` and `to` are required RFC 3339
+// times (a `+` in an offset must be sent as `%2B`); missing, malformed, or `from` not
+// before `to`: 422. Times are compared at the microsecond, the stored precision. Summaries
+// are counts, not rows, and are not exported.
+//
+// Sent gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. The rows
+// are read and sent in batches, in constant server memory, whatever the range. A range with
+// no rows answers 200 with an empty body. Rows reported while the export runs may or may
+// not be included: export a range that ended a few minutes ago for a repeatable result.
+// An export that fails after its first rows were sent is cut off: the connection closes
+// before the end of the response, which clients report as an error (curl exits with 18),
+// and a gzip body lacks its end. See docs/export.md.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/environments/{env_id}/impressions/export (the `ExportImpressions` operationId).
+func (c *ClientWithResponses) ExportImpressionsWithResponse(ctx context.Context, envId EnvId, params *ExportImpressionsParams, reqEditors ...RequestEditorFn) (*ExportImpressionsResponse, error) {
+	rsp, err := c.ExportImpressions(ctx, envId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportImpressionsResponse(rsp)
 }
 
 // GetExposureWithResponse Exposure breakdown of one flag
@@ -27179,6 +27673,73 @@ func ParseIngestEventsResponse(rsp *http.Response) (*IngestEventsResponse, error
 	return response, nil
 }
 
+// ParseExportEventsResponse parses an HTTP response from a ExportEventsWithResponse call
+func ParseExportEventsResponse(rsp *http.Response) (*ExportEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportEventsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListEventKeysResponse parses an HTTP response from a ListEventKeysWithResponse call
 func ParseListEventKeysResponse(rsp *http.Response) (*ListEventKeysResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -28380,6 +28941,73 @@ func ParseIngestImpressionsResponse(rsp *http.Response) (*IngestImpressionsRespo
 		}
 		response.JSON422 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseExportImpressionsResponse parses an HTTP response from a ExportImpressionsWithResponse call
+func ParseExportImpressionsResponse(rsp *http.Response) (*ExportImpressionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportImpressionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportImpressionsResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

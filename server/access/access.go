@@ -24,11 +24,12 @@ type Need int
 
 // The needs.
 const (
-	Read      Need = iota + 1 // any project member reads: flags, impressions, …
-	Write                     // editor or admin writes: flags, segments, experiments, schedules
-	AdminRead                 // project admin reads: listing keys, members, environments
-	Admin                     // project admin writes: environments, SDK keys, members, webhooks, chat
-	Ingest                    // report impressions and goal events: any reader, client keys too
+	Read       Need = iota + 1 // any project member reads: flags, impressions, …
+	Write                      // editor or admin writes: flags, segments, experiments, schedules
+	AdminRead                  // project admin reads: listing keys, members, environments
+	Admin                      // project admin writes: environments, SDK keys, members, webhooks, chat
+	Ingest                     // report impressions and goal events: any reader, client keys too
+	EditorRead                 // editor or admin reads: the raw export of impressions and goal events
 )
 
 // writes reports whether the operation changes anything.
@@ -40,7 +41,7 @@ func roleGrants(role string, need Need) bool {
 	case auth.RoleAdmin:
 		return true
 	case auth.RoleEditor:
-		return need == Read || need == Ingest || need == Write
+		return need == Read || need == Ingest || need == Write || need == EditorRead
 	case auth.RoleViewer:
 		return need == Read || need == Ingest
 	}

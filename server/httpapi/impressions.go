@@ -7,6 +7,7 @@ import (
 	"github.com/oapi-codegen/nullable"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
+	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
@@ -40,22 +41,28 @@ func (h *Handlers) ListImpressions(ctx context.Context, req apiserver.ListImpres
 	}
 	out := apiserver.ListImpressions200JSONResponse{Items: make([]apiserver.Impression, len(page.Items)), Total: page.Total}
 	for i, im := range page.Items {
-		var c nullable.Nullable[map[string]any]
-		if len(im.Context) > 0 {
-			var m map[string]any
-			if err := json.Unmarshal(im.Context, &m); err != nil {
-				return nil, err
-			}
-			c = nullableOf(&m)
-		} else {
-			c = nullable.NewNullNullable[map[string]any]()
-		}
-		out.Items[i] = apiserver.Impression{
-			Id: im.ID, FlagKey: im.FlagKey, UserId: nullableOf(im.UserID), Value: im.Value,
-			Context: c, EvaluatedAt: im.EvaluatedAt,
+		if out.Items[i], err = listedImpression(im); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// listedImpression converts a stored impression to the list's item; the raw
+// export writes the same object (export.go, appendImpression).
+func listedImpression(im db.Impression) (apiserver.Impression, error) {
+	c := nullable.NewNullNullable[map[string]any]()
+	if len(im.Context) > 0 {
+		var m map[string]any
+		if err := json.Unmarshal(im.Context, &m); err != nil {
+			return apiserver.Impression{}, err
+		}
+		c = nullableOf(&m)
+	}
+	return apiserver.Impression{
+		Id: im.ID, FlagKey: im.FlagKey, UserId: nullableOf(im.UserID), Value: im.Value,
+		Context: c, EvaluatedAt: im.EvaluatedAt,
+	}, nil
 }
 
 // GetImpressionStats returns per-flag impression statistics.

@@ -91,6 +91,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	api.NotFoundHandler = errs.handler(apperr.E(apperr.NotFound, "no such route"))
 	api.MethodNotAllowedHandler = errs.handler(apperr.E(apperr.MethodNotAllowed, "method not allowed on this route"))
 	apiserver.HandlerWithOptions(strict, apiserver.GorillaServerOptions{BaseRouter: api, ErrorHandlerFunc: errs.write})
+	// The raw exports stream NDJSON, so they are hand-written (export.go)
+	// but sit behind the same chain as the generated routes.
+	exports := exportHandler{measure: cfg.Measure, errs: errs, logger: logger}
+	api.Path("/api/environments/{env_id}/impressions/export").Methods(http.MethodGet).HandlerFunc(exports.impressions)
+	api.Path("/api/environments/{env_id}/events/export").Methods(http.MethodGet).HandlerFunc(exports.events)
 
 	root := mux.NewRouter()
 	root.MethodNotAllowedHandler = api.MethodNotAllowedHandler

@@ -1333,6 +1333,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{env_id}/impressions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export raw impressions as NDJSON, for a warehouse
+         * @description An `editor` or `admin` of the project (`read_only` tokens included), or a server SDK key
+         *     of this environment; viewers and client keys get 403. Every impression whose
+         *     `evaluated_at` is in [`from`, `to`), in `id` order, one `Impression` object (the list's
+         *     item shape) per line, each line ending in a newline. `from` and `to` are required RFC 3339
+         *     times (a `+` in an offset must be sent as `%2B`); missing, malformed, or `from` not
+         *     before `to`: 422. Times are compared at the microsecond, the stored precision. Summaries
+         *     are counts, not rows, and are not exported.
+         *
+         *     Sent gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. The rows
+         *     are read and sent in batches, in constant server memory, whatever the range. A range with
+         *     no rows answers 200 with an empty body. Rows reported while the export runs may or may
+         *     not be included: export a range that ended a few minutes ago for a repeatable result.
+         *     An export that fails after its first rows were sent is cut off: the connection closes
+         *     before the end of the response, which clients report as an error (curl exits with 18),
+         *     and a gzip body lacks its end. See docs/export.md.
+         */
+        get: operations["exportImpressions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{env_id}/flag-status": {
         parameters: {
             query?: never;
@@ -1409,6 +1445,34 @@ export interface paths {
          *     and `last_seen`.
          */
         get: operations["listEventKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{env_id}/events/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export raw goal events as NDJSON, for a warehouse
+         * @description Who may export impressions may export goal events: an `editor` or `admin` of the
+         *     project (`read_only` tokens included), or a server SDK key of this environment; viewers
+         *     and client keys get 403. Every goal event whose `occurred_at` is in [`from`, `to`), in
+         *     `id` order, one `GoalEvent` object per line, each line ending in a newline; otherwise
+         *     exactly as the impression export (required RFC 3339 `from` < `to`, else 422; gzip when
+         *     accepted; an empty range answers 200 with an empty body; a failure after the first rows
+         *     cuts the response off). See docs/export.md.
+         */
+        get: operations["exportEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3065,6 +3129,21 @@ export interface components {
             /** Format: date-time */
             occurred_at?: string;
         };
+        /** @description A stored goal event, as the raw export writes it. */
+        GoalEvent: {
+            /**
+             * Format: int64
+             * @description Assigned by the server; increases over time.
+             */
+            id: number;
+            event_key: string;
+            user_id: string | null;
+            /** Format: double */
+            value: number | null;
+            context: Record<string, never> | null;
+            /** Format: date-time */
+            occurred_at: string;
+        };
         EventKeySummary: {
             event_key: string;
             /** Format: int64 */
@@ -3634,6 +3713,16 @@ export interface components {
     parameters: {
         ProjectId: string;
         EnvId: string;
+        /**
+         * @description The start of the range, included (RFC 3339).
+         * @example 2026-11-01T00:00:00Z
+         */
+        ExportFrom: string;
+        /**
+         * @description The end of the range, excluded (RFC 3339); later than `from`.
+         * @example 2026-11-02T00:00:00Z
+         */
+        ExportTo: string;
         /** @description A flag key. */
         FlagKey: string;
         /** @description A segment key. */
@@ -5476,6 +5565,46 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
         };
     };
+    exportImpressions: {
+        parameters: {
+            query: {
+                /**
+                 * @description The start of the range, included (RFC 3339).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                from: components["parameters"]["ExportFrom"];
+                /**
+                 * @description The end of the range, excluded (RFC 3339); later than `from`.
+                 * @example 2026-11-02T00:00:00Z
+                 */
+                to: components["parameters"]["ExportTo"];
+            };
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The impressions, one JSON object per line (NDJSON); the schema is that of each line. */
+            200: {
+                headers: {
+                    /** @description Always `Accept-Encoding`. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["Impression"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
     listFlagStatus: {
         parameters: {
             query?: never;
@@ -5554,6 +5683,46 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    exportEvents: {
+        parameters: {
+            query: {
+                /**
+                 * @description The start of the range, included (RFC 3339).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                from: components["parameters"]["ExportFrom"];
+                /**
+                 * @description The end of the range, excluded (RFC 3339); later than `from`.
+                 * @example 2026-11-02T00:00:00Z
+                 */
+                to: components["parameters"]["ExportTo"];
+            };
+            header?: never;
+            path: {
+                env_id: components["parameters"]["EnvId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The goal events, one JSON object per line (NDJSON); the schema is that of each line. */
+            200: {
+                headers: {
+                    /** @description Always `Accept-Encoding`. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["GoalEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
         };
     };
     listExperiments: {
