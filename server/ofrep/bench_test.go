@@ -30,7 +30,7 @@ func benchHandler(b *testing.B, n int, a Authenticator) *Handler {
 		flags[i] = eval.Flag{Key: fmt.Sprintf("snapshot-flag-%03d", i), IsEnabled: i%3 != 0, RolloutPercentage: &pct,
 			FlagType: eval.FlagTypeBoolean, ClientSide: true, Version: 1}
 	}
-	x := NewExposures(discard{}, ExposuresConfig{QueueSize: 1 << 30})
+	x := NewExposures(discard{}, ExposuresConfig{Memory: DefaultExposureMemory, QueueSize: 1 << 30})
 	h, err := NewHandler(Config{
 		Auth: a, Flags: fixed{Environment{Flags: eval.Compile(flags), Tag: `"t"`}},
 		Errors:    func(w http.ResponseWriter, _ *http.Request, err error) { http.Error(w, err.Error(), 500) },
