@@ -132,25 +132,38 @@ func (l *ofrepLane) run(steps []ofrepStep) error {
 	return nil
 }
 
-// lruImpressions is how many impressions an exactly least-recently-used
-// memory of capacity exposures records for the evaluations in order.
-func lruImpressions(capacity int, evals []exposureTriple) int {
-	var recent []exposureTriple // most recent first
-	n := 0
+// clockImpressions is how many impressions a memory of capacity exposures
+// records for the evaluations in order, forgetting as documented
+// (docs/reference/ofrep.md, Impressions): by the clock, whose hand passes
+// over an exposure evaluated since it was added or last passed, clearing
+// its mark, and stops at the first one not evaluated since.
+func clockImpressions(capacity int, evals []exposureTriple) int {
+	type entry struct {
+		x        exposureTriple
+		recently bool
+	}
+	var entries []entry
+	at := map[exposureTriple]int{}
+	hand, n := 0, 0
 	for _, x := range evals {
-		i := 0
-		for i < len(recent) && recent[i] != x {
-			i++
-		}
-		if i == len(recent) {
-			n++
-			recent = append([]exposureTriple{x}, recent...)
-			if len(recent) > capacity {
-				recent = recent[:capacity]
-			}
+		if i, ok := at[x]; ok {
+			entries[i].recently = true
 			continue
 		}
-		recent = append(append([]exposureTriple{x}, recent[:i]...), recent[i+1:]...)
+		n++
+		if len(entries) < capacity {
+			at[x] = len(entries)
+			entries = append(entries, entry{x: x})
+			continue
+		}
+		for entries[hand].recently {
+			entries[hand].recently = false
+			hand = (hand + 1) % capacity
+		}
+		delete(at, entries[hand].x)
+		entries[hand] = entry{x: x}
+		at[x] = hand
+		hand = (hand + 1) % capacity
 	}
 	return n
 }
@@ -399,7 +412,7 @@ func TestOFREPExposuresAreExact(t *testing.T) {
 	if n, _ := listed(b); n != len(b.recorded) {
 		t.Errorf("%s: %d impressions, want one per identified evaluation (%d)", b.name, n, len(b.recorded))
 	}
-	wantC := lruImpressions(3, c.recorded)
+	wantC := clockImpressions(3, c.recorded)
 	if n, per := listed(c); n != wantC || len(per) != len(distinct) || wantC <= len(distinct) {
 		t.Errorf("%s: %d impressions of %d exposures, want %d (of %d exposures, more than one for some)", c.name, n, len(per), wantC, len(distinct))
 	}

@@ -91,7 +91,7 @@ type Config struct {
 	// OFREPExposureMemory (OFREP_EXPOSURE_MEMORY) is how many (environment,
 	// flag, user, value) exposures OFREP remembers having recorded as
 	// impressions (server/ofrep/exposure.go): a remembered one's evaluation
-	// is a summary count instead. At most about 100 bytes each; default
+	// is a summary count instead. About 70 bytes each; default
 	// 1,000,000, the Go SDK's; 0 records one impression per evaluation.
 	OFREPExposureMemory int
 }
@@ -288,7 +288,7 @@ func parseIngestMaxUnfolded(s string) (int, error) {
 	return n, nil
 }
 
-// maxExposureMemory is the largest OFREP_EXPOSURE_MEMORY: about 100 GB of
+// maxExposureMemory is the largest OFREP_EXPOSURE_MEMORY: about 75 GB of
 // exposures, far past any machine, and the memory's index limit.
 const maxExposureMemory = 1 << 30
 

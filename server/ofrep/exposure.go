@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,7 +24,8 @@ type Ingester interface {
 // DefaultExposureMemory is how many (environment, flag, user, value)
 // exposures the server remembers unless configured otherwise
 // (OFREP_EXPOSURE_MEMORY): the Go SDK's default. Full, it takes about
-// 100 MB; it fills only with the exposures actually seen.
+// 70 MB (TestMemoryPerEntry); it fills only with the exposures actually
+// seen.
 const DefaultExposureMemory = 1_000_000
 
 // ExposuresConfig tunes Exposures; its zero value works (and remembers
@@ -31,11 +33,15 @@ const DefaultExposureMemory = 1_000_000
 type ExposuresConfig struct {
 	Logger *slog.Logger
 	// Memory is how many (environment, flag, user, value) exposures are
-	// remembered as reported, the least recently evaluated forgotten first;
-	// 0 remembers none, so that every evaluation is an impression.
-	Memory        int
-	QueueSize     int           // impressions waiting at most; default 10,000
-	SummaryRows   int           // summary rows waiting at most, one per (environment, flag, value, UTC day); default 10,000
+	// remembered as reported, those not evaluated recently forgotten first
+	// (memory.go); 0 remembers none, so that every evaluation is an
+	// impression.
+	Memory    int
+	QueueSize int // impressions waiting at most; default 10,000
+	// SummaryRows is how many summary rows, one per (environment, flag,
+	// value, UTC day), wait at most in each shard of the memory (16 from
+	// 16,384 exposures up, else 1); default 10,000.
+	SummaryRows   int
 	FlushInterval time.Duration // default 1 s
 	// Dropped counts an evaluation left unrecorded because its queue was
 	// full: an impression, or a summary count that needed a new row (a
@@ -56,16 +62,27 @@ type ExposuresConfig struct {
 // dropped and counted. A background loop writes impressions in batches of
 // up to measure.MaxBatchItems as they fill, and everything every flush
 // interval and at Close, through the same ingest as SDK reports.
+//
+// A repeat evaluation, the common one, takes one lock: its exposure's shard
+// of the memory, under which its count is added to the shard's own summary
+// rows. No lock is shared by every evaluation, so a thread the operating
+// system stops while it holds one delays a sixteenth of the evaluations,
+// not all of them.
 type Exposures struct {
 	ing  Ingester
 	cfg  ExposuresConfig
 	seen *memory
 
-	// mu guards what waits. A flush takes all of it at once.
-	mu      sync.Mutex
-	imps    []pendingImpression
-	sums    map[summaryKey]*pendingSummary
-	stopped bool // set by Close: later evaluations are dropped and counted
+	// mu guards the impressions waiting. A flush takes all of them at once.
+	mu   sync.Mutex
+	imps []pendingImpression
+
+	// sums[i] is the summary rows waiting in the memory's shard i, guarded
+	// by that shard's lock (memory.observe, memory.locked); rows counts
+	// them all.
+	sums    []map[summaryKey]*pendingSummary
+	rows    atomic.Int64
+	stopped atomic.Bool // set by Close: later evaluations are dropped and counted
 
 	wake chan struct{} // a batch of impressions (or of summary rows) is full; capacity 1
 	stop chan struct{}
@@ -115,10 +132,15 @@ func NewExposures(ing Ingester, cfg ExposuresConfig) *Exposures {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Exposures{
-		ing: ing, cfg: cfg, seen: newMemory(cfg.Memory), sums: map[summaryKey]*pendingSummary{},
+	e := &Exposures{
+		ing: ing, cfg: cfg, seen: newMemory(cfg.Memory),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	e.sums = make([]map[summaryKey]*pendingSummary, e.seen.shardCount())
+	for i := range e.sums {
+		e.sums[i] = map[summaryKey]*pendingSummary{}
+	}
+	return e
 }
 
 // Record reports one evaluation of flag for user (not empty), in p's
@@ -126,22 +148,18 @@ func NewExposures(ing Ingester, cfg ExposuresConfig) *Exposures {
 // exactly once: as an impression when the exposure is not remembered, as a
 // summary count otherwise.
 func (e *Exposures) Record(p *auth.Principal, flag, user, value string) {
-	var at time.Time
-	var seen bool
-	e.seen.observe(e.seen.keyOf(p.EnvironmentID, flag, user, value), func(s bool) bool {
+	e.seen.observe(e.seen.keyOf(p.EnvironmentID, flag, user, value), func(shard int, seen bool) bool {
 		// The time is read under the exposure's lock, so its impression is
 		// never later than an evaluation summarised after it.
-		at, seen = e.now(), s
-		if s {
+		at := e.now()
+		if seen {
+			e.summarise(shard, p, flag, value, at)
 			return false
 		}
 		// Remembered only when queued: a dropped impression leaves the
 		// exposure new, so the user is recorded at its next evaluation.
 		return e.impression(pendingImpression{p: p, flag: flag, user: user, value: value, at: at})
 	})
-	if seen {
-		e.summarise(p, flag, value, at)
-	}
 }
 
 // now is an evaluation's time at the microsecond precision PostgreSQL
@@ -152,7 +170,7 @@ func (e *Exposures) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Mic
 // is full or closed, and the evaluation is dropped and counted).
 func (e *Exposures) impression(x pendingImpression) bool {
 	e.mu.Lock()
-	if e.stopped || len(e.imps) >= e.cfg.QueueSize {
+	if e.stopped.Load() || len(e.imps) >= e.cfg.QueueSize {
 		e.mu.Unlock()
 		e.cfg.Dropped()
 		return false
@@ -167,40 +185,51 @@ func (e *Exposures) impression(x pendingImpression) bool {
 }
 
 // summarise counts one evaluation of flag that returned value at the time
-// at in p's environment.
-func (e *Exposures) summarise(p *auth.Principal, flag, value string, at time.Time) {
-	k := summaryKey{env: p.EnvironmentID, flag: flag, value: value, day: utcDay(at)}
-	e.mu.Lock()
-	if e.stopped {
-		e.mu.Unlock()
+// at in p's environment, in the rows of the memory's shard, whose lock the
+// caller holds.
+func (e *Exposures) summarise(shard int, p *auth.Principal, flag, value string, at time.Time) {
+	if e.stopped.Load() {
 		e.cfg.Dropped()
 		return
 	}
-	if s, ok := e.sums[k]; ok {
-		s.count++
-		// Times are read under different locks, so they may arrive a
-		// little out of order.
-		if at.Before(s.start) {
-			s.start = at
-		}
-		if at.After(s.end) {
-			s.end = at
-		}
-		e.mu.Unlock()
+	k := summaryKey{env: p.EnvironmentID, flag: flag, value: value, day: utcDay(at)}
+	rows := e.sums[shard]
+	if s, ok := rows[k]; ok {
+		s.add(at)
 		return
 	}
-	if len(e.sums) >= e.cfg.SummaryRows {
-		e.mu.Unlock()
+	if len(rows) >= e.cfg.SummaryRows {
 		e.cfg.Dropped()
 		return
 	}
 	// Copies: the row outlives the request by up to a flush interval.
 	k.flag, k.value = strings.Clone(flag), strings.Clone(value)
-	e.sums[k] = &pendingSummary{p: p, count: 1, start: at, end: at}
-	full := len(e.sums) >= measure.MaxBatchItems
-	e.mu.Unlock()
-	if full {
+	rows[k] = &pendingSummary{p: p, count: 1, start: at, end: at}
+	if e.rows.Add(1) == measure.MaxBatchItems {
 		e.nudge()
+	}
+}
+
+// add counts one more evaluation at the time at. Times are read under
+// different locks, so they may arrive a little out of order.
+func (s *pendingSummary) add(at time.Time) {
+	s.count++
+	if at.Before(s.start) {
+		s.start = at
+	}
+	if at.After(s.end) {
+		s.end = at
+	}
+}
+
+// merge adds the evaluations of o, a row of the same key.
+func (s *pendingSummary) merge(o *pendingSummary) {
+	s.count += o.count
+	if o.start.Before(s.start) {
+		s.start = o.start
+	}
+	if o.end.After(s.end) {
+		s.end = o.end
 	}
 }
 
@@ -232,9 +261,7 @@ func (e *Exposures) Start() {
 		for {
 			select {
 			case <-e.stop:
-				e.mu.Lock()
-				e.stopped = true
-				e.mu.Unlock()
+				e.stopped.Store(true)
 				e.flush(true)
 				return
 			case <-tick.C:
@@ -243,10 +270,7 @@ func (e *Exposures) Start() {
 				// A full batch of impressions goes at once; summary rows
 				// aggregate until the interval unless they fill a batch
 				// themselves (fewer rows to store).
-				e.mu.Lock()
-				summaries := len(e.sums) >= measure.MaxBatchItems
-				e.mu.Unlock()
-				e.flush(summaries)
+				e.flush(e.rows.Load() >= measure.MaxBatchItems)
 			}
 		}
 	}()
@@ -265,14 +289,41 @@ func (e *Exposures) flush(summaries bool) {
 	e.mu.Lock()
 	imps := e.imps
 	e.imps = nil
-	var sums map[summaryKey]*pendingSummary
-	if summaries && len(e.sums) > 0 {
-		sums = e.sums
-		e.sums = make(map[summaryKey]*pendingSummary, len(sums))
-	}
 	e.mu.Unlock()
+	var sums map[summaryKey]*pendingSummary
+	if summaries {
+		sums = e.takeSummaries()
+	}
 	e.writeImpressions(imps)
 	e.writeSummaries(sums)
+}
+
+// takeSummaries takes the rows waiting in every shard, merged: a row's
+// evaluations wait in the shards of their users' exposures.
+func (e *Exposures) takeSummaries() map[summaryKey]*pendingSummary {
+	var all map[summaryKey]*pendingSummary
+	for i := range e.sums {
+		var rows map[summaryKey]*pendingSummary
+		e.seen.locked(i, func() {
+			if len(e.sums[i]) > 0 {
+				rows = e.sums[i]
+				e.sums[i] = make(map[summaryKey]*pendingSummary, len(rows))
+			}
+		})
+		e.rows.Add(-int64(len(rows)))
+		if all == nil {
+			all = rows
+			continue
+		}
+		for k, r := range rows {
+			if a, ok := all[k]; ok {
+				a.merge(r)
+			} else {
+				all[k] = r
+			}
+		}
+	}
+	return all
 }
 
 func (e *Exposures) writeImpressions(imps []pendingImpression) {

@@ -300,6 +300,37 @@ func TestFailedImpressionsAreForgotten(t *testing.T) {
 	}
 }
 
+// With a sharded memory, a row's evaluations wait in the shards of their
+// users' exposures; a flush writes them as one row, from the first
+// evaluation to the last.
+func TestShardedRowsAreMergedAtFlush(t *testing.T) {
+	c := &clock{}
+	e, s := newRecorder(t, ExposuresConfig{Memory: memoryShardedAbove, Now: c.Now})
+	if e.seen.shardCount() < 2 {
+		t.Fatalf("%d shards", e.seen.shardCount())
+	}
+	p := keyOf(envA, 1, false)
+	const users = 200
+	for round := range 3 {
+		for u := range users {
+			c.Set(noon.Add(time.Duration(round*users+u) * time.Millisecond))
+			e.Record(p, "f", fmt.Sprint("u", u), "v")
+		}
+	}
+	e.Close()
+	rows := s.sums[envA]
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1: %+v", len(rows), rows)
+	}
+	r := rows[0]
+	if r.Count != 2*users || !r.Start.Equal(noon.Add(users*time.Millisecond)) || !r.End.Equal(noon.Add((3*users-1)*time.Millisecond)) {
+		t.Errorf("row %+v, want %d evaluations from the second round's first to the last", r, 2*users)
+	}
+	if n := e.rows.Load(); n != 0 {
+		t.Errorf("%d rows still counted as waiting", n)
+	}
+}
+
 // A full batch of impressions is written at once, without waiting for the
 // interval, and no batch is larger than the ingest routes take.
 func TestFullBatchIsWrittenAtOnce(t *testing.T) {
@@ -329,7 +360,7 @@ func TestFullBatchIsWrittenAtOnce(t *testing.T) {
 // summary counts equal the evaluations, every exposure has an impression,
 // and with a memory that holds them all, exactly one.
 func TestConcurrentEvaluationsAreRecordedOnce(t *testing.T) {
-	for _, memory := range []int{0, 7, 1000} {
+	for _, memory := range []int{0, 7, 1000, memoryShardedAbove} {
 		t.Run(fmt.Sprint("memory ", memory), func(t *testing.T) {
 			e, s := newRecorder(t, ExposuresConfig{Memory: memory, QueueSize: 1 << 20, FlushInterval: time.Millisecond})
 			const workers, each = 8, 2000
@@ -358,7 +389,7 @@ func TestConcurrentEvaluationsAreRecordedOnce(t *testing.T) {
 				for _, n := range s.counts(env) {
 					total += n
 				}
-				if memory == 1000 && len(distinct) != len(imps) {
+				if memory >= 1000 && len(distinct) != len(imps) {
 					t.Errorf("%d impressions of %d exposures: a memory that holds them all records each once", len(imps), len(distinct))
 				}
 			}
@@ -366,5 +397,25 @@ func TestConcurrentEvaluationsAreRecordedOnce(t *testing.T) {
 				t.Errorf("recorded %d evaluations of %d (%d batches with a wrong key)", total, workers*each, s.wrongKeys)
 			}
 		})
+	}
+}
+
+// What recording a repeat evaluation costs the request: the memory's
+// lookup and a summary count.
+func BenchmarkRecordRepeat(b *testing.B) {
+	e := NewExposures(newSink(), ExposuresConfig{Memory: DefaultExposureMemory, FlushInterval: time.Hour})
+	e.Start()
+	defer e.Close()
+	p := keyOf(envA, 1, false)
+	users := make([]string, 2000)
+	for i := range users {
+		users[i] = fmt.Sprintf("user-%04d", i)
+		e.Record(p, "snapshot-flag-007", users[i], "true")
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		e.Record(p, "snapshot-flag-007", users[i%len(users)], "true")
+		i++
 	}
 }

@@ -2,6 +2,7 @@ package ofrep
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/google/uuid"
@@ -9,7 +10,7 @@ import (
 
 // observeKey reports whether k was remembered, remembering it when new.
 func observeKey(m *memory, k exposureKey) (seen bool) {
-	m.observe(k, func(s bool) bool { seen = s; return true })
+	m.observe(k, func(_ int, s bool) bool { seen = s; return true })
 	return seen
 }
 
@@ -42,30 +43,59 @@ func TestMemoryFirstThenSeen(t *testing.T) {
 func TestMemoryNotRememberedWhenReportDeclines(t *testing.T) {
 	m := newMemory(10)
 	k := m.keyOf(envA, "f", "u", "v")
-	m.observe(k, func(bool) bool { return false }) // the impression was dropped
+	m.observe(k, func(int, bool) bool { return false }) // the impression was dropped
 	if observeKey(m, k) {
 		t.Error("an exposure whose report declined must stay new")
 	}
 }
 
-func TestMemoryEvictsLeastRecentlyUsed(t *testing.T) {
+// The clock: an exposure evaluated since it was added (or since the hand
+// last passed it) is passed over once; the first that is not makes room.
+func TestMemoryEvictsByClock(t *testing.T) {
 	m := newMemory(3)
 	k := func(i int) exposureKey { return m.keyOf(envA, "f", fmt.Sprint("u", i), "v") }
 	for i := range 3 {
 		observeKey(m, k(i))
 	}
-	observeKey(m, k(0)) // 0 is now the most recent; 1 the least
-	observeKey(m, k(3)) // evicts 1
+	observeKey(m, k(0)) // 0 evaluated again
+	observeKey(m, k(3)) // passes over 0 (clearing its mark), takes 1's place
 	if m.len() != 3 {
 		t.Fatalf("len = %d, want 3", m.len())
 	}
 	for _, c := range []struct {
 		i    int
 		seen bool
-	}{{0, true}, {2, true}, {3, true}, {1, false}} {
+	}{{0, true}, {2, true}, {3, true}, {1, false}} { // 1 comes back, in 2's place
 		if got := observeKey(m, k(c.i)); got != c.seen {
 			t.Errorf("u%d seen = %v, want %v", c.i, got, c.seen)
 		}
+	}
+	// The hand went round once to make room for 1: every mark is clear,
+	// and the hand is back at 0's place, which u4 takes.
+	observeKey(m, k(4))
+	for _, c := range []struct {
+		i    int
+		seen bool
+	}{{3, true}, {1, true}, {4, true}, {0, false}} {
+		if got := observeKey(m, k(c.i)); got != c.seen {
+			t.Errorf("after u4: u%d seen = %v, want %v", c.i, got, c.seen)
+		}
+	}
+}
+
+// Two exposures whose first halves agree (one pair in 2^64) are told apart,
+// and the newer takes the older's place.
+func TestMemoryFirstHalfCollision(t *testing.T) {
+	m := newMemory(10)
+	a, b := exposureKey{5, 7}, exposureKey{5, 9}
+	if observeKey(m, a) || observeKey(m, b) {
+		t.Fatal("two exposures must be new")
+	}
+	if !observeKey(m, b) || observeKey(m, a) {
+		t.Error("the newer must be remembered, in place of the older")
+	}
+	if m.len() != 1 {
+		t.Errorf("len = %d, want 1", m.len())
 	}
 }
 
@@ -79,8 +109,8 @@ func TestMemoryForget(t *testing.T) {
 	if m.len() != 1 || observeKey(m, a) {
 		t.Fatalf("a forgotten exposure must be new again (len %d)", m.len())
 	}
-	observeKey(m, c) // full again (b, a): evicts b, reusing nodes
-	if !observeKey(m, a) || !observeKey(m, c) || observeKey(m, b) {
+	observeKey(m, c) // full again (b, a): the hand passes over b, evaluated, and takes a's place
+	if !observeKey(m, b) || !observeKey(m, c) || observeKey(m, a) {
 		t.Error("eviction after forget went wrong")
 	}
 }
@@ -113,9 +143,33 @@ func TestMemoryShardedCapacity(t *testing.T) {
 	for i := range 2 * capacity {
 		observeKey(m, m.keyOf(envA, "f", fmt.Sprint("u", i), "v"))
 	}
-	if n := m.len(); n > capacity || n < capacity-memoryShards*64 {
-		t.Errorf("holds %d exposures, want at most %d and about as many", n, capacity)
+	if n := m.len(); n != capacity {
+		t.Errorf("holds %d exposures, want %d", n, capacity)
 	}
+}
+
+// What a remembered exposure costs (docs/reference/ofrep.md, Impressions,
+// says about 100 bytes at most) with the default memory full.
+func TestMemoryPerEntry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a million entries")
+	}
+	const n = DefaultExposureMemory
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m := newMemory(n)
+	for i := range n {
+		observeKey(m, exposureKey{uint64(i) * 0x9e3779b97f4a7c15, uint64(i)})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(after.HeapAlloc-before.HeapAlloc) / n
+	t.Logf("%.1f bytes per exposure at %d", per, n)
+	if per > 100 {
+		t.Errorf("%.1f bytes per exposure, more than the 100 documented", per)
+	}
+	runtime.KeepAlive(m)
 }
 
 func BenchmarkMemoryObserve(b *testing.B) {
