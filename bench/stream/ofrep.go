@@ -15,7 +15,8 @@ package main
 //     user key in an attribute instead): the same evaluations with nothing
 //     recorded, the reference of the recording target (server + PostgreSQL
 //     CPU per request, round by round; the two run back to back, in
-//     turns). The scratch database then shows what was recorded.
+//     turns; the users' first exposures are recorded before the rounds).
+//     The scratch database then shows what was recorded.
 //  2. One connection, requests in sequence (-seq-requests each): the
 //     latency from writing a request to reading its answer, on loopback,
 //     an upper bound of the server's time; and the server CPU per request.
@@ -45,7 +46,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ofrepBody is every request's body: one user with three attributes.
+// ofrepBody is the body of the bare, 304 and latency targets: one user with
+// three attributes.
 const ofrepBody = `{"context":{"targetingKey":"user-42","plan":"pro","country":"DE","beta":true}}`
 
 // ofrepUserBody is the single-flag load's body for repeat user i.
@@ -197,6 +199,14 @@ func runOFREP(ctx context.Context, o options, base, sy *proc, fx *fixture) error
 		return ofrepLoad{res: res, cpu: cpuTime(p.pid()) - c0, pg: postgresCPU().since(pg0), warm: warm.Requests}, err
 	}
 	one := func(req []byte) [][]byte { return [][]byte{req} }
+	// The recording target measures repeat users: every user is evaluated
+	// once first, and its first exposures are written and folded.
+	primed, err := closedLoopReqs(ctx, addr, usersReqs, http.StatusOK, o.snapConns, time.Second)
+	if err != nil {
+		return fmt.Errorf("first exposures: %w", err)
+	}
+	out.Recorded.Evaluations += primed.Requests
+	time.Sleep(3 * time.Second)
 	log.Printf("[ofrep] closed loop: %d connections, %s per target, %d rounds", o.snapConns, o.snapDuration, o.snapRounds)
 	for round := range max(1, o.snapRounds) {
 		var r ofrepRound
@@ -417,7 +427,8 @@ func printOFREP(w io.Writer, o options, r ofrepResults) {
 	fmt.Fprintf(w, "\n# bench/stream -mode ofrep (%s, %d CPUs, %s, load average at the end %s)\n\n",
 		host, runtime.NumCPU(), runtime.Version(), strings.Join(strings.Fields(string(load))[:3], " "))
 
-	fmt.Fprintf(w, "Closed loop: %d connections, %s per target and round, POST with the same %d-byte body.\n\n", o.snapConns, o.snapDuration, len(ofrepBody))
+	fmt.Fprintf(w, "Closed loop: %d connections, %s per target and round, POST with a %d-byte body (recorded: %d bytes, not recorded: %d).\n\n",
+		o.snapConns, o.snapDuration, len(ofrepBody), len(ofrepUserBody(0)), len(ofrepAnonBody(0)))
 	fmt.Fprintln(w, "| Target (round) | Status, body | Requests/s | Errors | Server CPU | PostgreSQL CPU | Server + PostgreSQL CPU / request |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
 	for i, x := range r.Rounds {
