@@ -59,17 +59,24 @@ func rawRequest(method, addr, path string, header []string, body []byte) []byte 
 // closedLoopReq is closedLoop with a pre-built request (rawRequest) and the
 // status every response must have (200, or 304 for a conditional poll).
 func closedLoopReq(ctx context.Context, addr string, req []byte, want, conns int, d time.Duration) (loadResult, error) {
+	return closedLoopReqs(ctx, addr, [][]byte{req}, want, conns, d)
+}
+
+// closedLoopReqs is closedLoopReq with several requests, which each
+// connection sends in turn, starting at its own place (the OFREP load of
+// many users).
+func closedLoopReqs(ctx context.Context, addr string, reqs [][]byte, want, conns int, d time.Duration) (loadResult, error) {
 	var total, errs, lastLen atomic.Int64
 	var firstErr atomic.Value
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range conns {
+	for c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, bodyLen, err := loadConn(ctx, addr, req, want)
+			n, bodyLen, err := loadConn(ctx, addr, reqs, c*len(reqs)/max(1, conns), want)
 			total.Add(n)
 			if bodyLen > 0 {
 				lastLen.Store(bodyLen)
@@ -88,9 +95,9 @@ func closedLoopReq(ctx context.Context, addr string, req []byte, want, conns int
 	return res, nil
 }
 
-// loadConn runs one connection's loop until ctx ends; it reconnects once
-// per failure, up to a few times.
-func loadConn(ctx context.Context, addr string, req []byte, want int) (n, bodyLen int64, err error) {
+// loadConn runs one connection's loop until ctx ends, sending reqs in
+// turn from reqs[first]; it reconnects once per failure, up to a few times.
+func loadConn(ctx context.Context, addr string, reqs [][]byte, first, want int) (n, bodyLen int64, err error) {
 	var conn net.Conn
 	defer func() {
 		if conn != nil {
@@ -108,7 +115,7 @@ func loadConn(ctx context.Context, addr string, req []byte, want int) (n, bodyLe
 			br = bufio.NewReaderSize(conn, 64<<10)
 			go func(c net.Conn) { <-ctx.Done(); _ = c.SetDeadline(time.Now()) }(conn)
 		}
-		if _, err = conn.Write(req); err == nil {
+		if _, err = conn.Write(reqs[(first+int(n))%len(reqs)]); err == nil {
 			var status int
 			var l int64
 			status, l, err = readResponse(br)

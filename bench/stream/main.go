@@ -96,6 +96,8 @@ type options struct {
 	burst         int
 	probeEvery    time.Duration
 	seqRequests   int
+	ofrepUsers    int
+	ofrepStreams  bool
 }
 
 func main() {
@@ -128,6 +130,8 @@ func main() {
 	flag.StringVar(&o.mode, "mode", "all", "all: sections 1-5; snapshot: section 5 only; join: new streams, snapshots and /health during a burst of writes (section 6); ofrep: remote evaluation (ofrep.go)")
 	flag.IntVar(&o.ofrepTurn, "ofrep-turn", 1, "ofrep mode: broadcasts per turn of a fleet (ABBA…); more turns spread the machine's other load over both fleets")
 	flag.IntVar(&o.seqRequests, "seq-requests", 2000, "ofrep mode: requests in sequence on one connection per latency measurement")
+	flag.IntVar(&o.ofrepUsers, "ofrep-users", 2000, "ofrep mode: the users the single-flag load cycles through (each evaluated again and again: its exposures are remembered)")
+	flag.BoolVar(&o.ofrepStreams, "ofrep-streams", true, "ofrep mode: measure the event streams against /stream (section 3); false skips them")
 	flag.IntVar(&o.joiners, "joiners", 1000, "join mode: streams opened during the burst")
 	flag.IntVar(&o.joinParallel, "join-parallel", 100, "join mode: joining connections being set up at once")
 	flag.IntVar(&o.burst, "burst", 20, "join mode: writes in the burst")

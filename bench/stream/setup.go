@@ -32,6 +32,7 @@ type fixture struct {
 	FlagVer       int64 // the stream flag's current version
 	SnapFlags     int
 	SnapLength    int
+	DBURL         string // the scratch database
 }
 
 // arrange creates, directly in SQL as server/internal/apptest does, an admin
@@ -42,7 +43,7 @@ func arrange(ctx context.Context, dbURL string) (*fixture, error) {
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	fx := &fixture{}
+	fx := &fixture{DBURL: dbURL}
 	hash, err := auth.HashPassword("bench-password-123")
 	if err != nil {
 		return nil, err

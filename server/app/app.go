@@ -180,7 +180,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := rt.startHub(startCtx, svc, idSvc, logger); err != nil {
 		return nil, err
 	}
-	rt.exposures = ofrep.NewExposures(meas, ofrep.ExposuresConfig{Logger: logger, Dropped: rt.metrics.OFREPExposuresDropped.Inc})
+	rt.exposures = ofrep.NewExposures(meas, ofrep.ExposuresConfig{Logger: logger, Memory: cfg.OFREPExposureMemory,
+		FlushInterval: o.exposureFlush, Dropped: rt.metrics.OFREPExposuresDropped.Inc, Now: o.now})
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
 		Core: svc, Identity: idSvc, Releases: releases, SCIM: provisioning, SSO: signOn, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,

@@ -22,6 +22,8 @@ type realtimeOptions struct {
 	busChannel   string
 	keepAlive    time.Duration
 	pollInterval time.Duration
+	// exposureFlush is how often OFREP exposures are written (default 1 s).
+	exposureFlush time.Duration
 }
 
 // WithBusChannel makes the App use its own Redis channel, so tests sharing
@@ -36,6 +38,13 @@ func WithStreamTiming(keepAlive, poll time.Duration) Option {
 	return func(o *options) { o.keepAlive, o.pollInterval = keepAlive, poll }
 }
 
+// WithExposureFlush sets how often recorded OFREP evaluations are written
+// (server/ofrep.ExposuresConfig.FlushInterval); tests lengthen it to see
+// what shutdown writes.
+func WithExposureFlush(d time.Duration) Option {
+	return func(o *options) { o.exposureFlush = d }
+}
+
 // realtime is the bus, the change follower, the metrics and the stream hub
 // of one instance.
 type realtime struct {
@@ -45,7 +54,8 @@ type realtime struct {
 	hub      *stream.Hub
 	unsub    func()
 	opts     realtimeOptions
-	// exposures records OFREP evaluations as impressions (server/ofrep).
+	// exposures records OFREP evaluations as impressions and summary
+	// counts (server/ofrep).
 	exposures *ofrep.Exposures
 }
 

@@ -88,6 +88,12 @@ type Config struct {
 	// second on a two-core server; a larger value takes bursts faster and
 	// lets reads slow down over the longer tail.
 	IngestMaxUnfolded int
+	// OFREPExposureMemory (OFREP_EXPOSURE_MEMORY) is how many (environment,
+	// flag, user, value) exposures OFREP remembers having recorded as
+	// impressions (server/ofrep/exposure.go): a remembered one's evaluation
+	// is a summary count instead. About 70 bytes each; default
+	// 1,000,000, the Go SDK's; 0 records one impression per evaluation.
+	OFREPExposureMemory int
 }
 
 // FromEnv reads the configuration through lookup, which behaves like
@@ -153,6 +159,9 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.IngestMaxUnfolded, err = parseIngestMaxUnfolded(get("INGEST_MAX_UNFOLDED", "25000")); err != nil {
 		errs = append(errs, fmt.Errorf("INGEST_MAX_UNFOLDED: %w", err))
+	}
+	if c.OFREPExposureMemory, err = parseExposureMemory(get("OFREP_EXPOSURE_MEMORY", "1000000")); err != nil {
+		errs = append(errs, fmt.Errorf("OFREP_EXPOSURE_MEMORY: %w", err))
 	}
 
 	if len(errs) > 0 {
@@ -275,6 +284,21 @@ func parseIngestMaxUnfolded(s string) (int, error) {
 	}
 	if n < 0 {
 		return 0, fmt.Errorf("invalid value %q: want 0 (no limit) or more rows", s)
+	}
+	return n, nil
+}
+
+// maxExposureMemory is the largest OFREP_EXPOSURE_MEMORY: about 75 GB of
+// exposures, far past any machine, and the memory's index limit.
+const maxExposureMemory = 1 << 30
+
+func parseExposureMemory(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("invalid value %q: not an integer", s)
+	}
+	if n < 0 || n > maxExposureMemory {
+		return 0, fmt.Errorf("invalid value %q: want 0 (one impression per evaluation) to %d exposures", s, maxExposureMemory)
 	}
 	return n, nil
 }

@@ -42,6 +42,8 @@ func defaults() config.Config {
 		WorkspaceName:     "Switchyard",
 		RetentionDays:     90,
 		IngestMaxUnfolded: 25000,
+
+		OFREPExposureMemory: 1_000_000,
 	}
 }
 
@@ -176,6 +178,16 @@ func TestFromEnv(t *testing.T) {
 			want: func(c *config.Config) { c.IngestMaxUnfolded = 0 },
 		},
 		{
+			name: "OFREP_EXPOSURE_MEMORY",
+			env:  map[string]string{"OFREP_EXPOSURE_MEMORY": "5000"},
+			want: func(c *config.Config) { c.OFREPExposureMemory = 5000 },
+		},
+		{
+			name: "OFREP_EXPOSURE_MEMORY off",
+			env:  map[string]string{"OFREP_EXPOSURE_MEMORY": "0"},
+			want: func(c *config.Config) { c.OFREPExposureMemory = 0 },
+		},
+		{
 			name: "RUST_LOG debug",
 			env:  map[string]string{"RUST_LOG": "debug"},
 			want: func(c *config.Config) { c.LogLevel = slog.LevelDebug },
@@ -226,6 +238,9 @@ func TestFromEnvErrors(t *testing.T) {
 		{name: "RETENTION_DAYS zero", env: map[string]string{"RETENTION_DAYS": "0"}, want: []string{"RETENTION_DAYS", `"0"`}},
 		{name: "INGEST_MAX_UNFOLDED negative", env: map[string]string{"INGEST_MAX_UNFOLDED": "-1"}, want: []string{"INGEST_MAX_UNFOLDED", `"-1"`}},
 		{name: "INGEST_MAX_UNFOLDED not a number", env: map[string]string{"INGEST_MAX_UNFOLDED": "lots"}, want: []string{"INGEST_MAX_UNFOLDED", "not an integer"}},
+		{name: "OFREP_EXPOSURE_MEMORY negative", env: map[string]string{"OFREP_EXPOSURE_MEMORY": "-1"}, want: []string{"OFREP_EXPOSURE_MEMORY", `"-1"`}},
+		{name: "OFREP_EXPOSURE_MEMORY too large", env: map[string]string{"OFREP_EXPOSURE_MEMORY": "1073741825"}, want: []string{"OFREP_EXPOSURE_MEMORY", `"1073741825"`}},
+		{name: "OFREP_EXPOSURE_MEMORY not a number", env: map[string]string{"OFREP_EXPOSURE_MEMORY": "1e6"}, want: []string{"OFREP_EXPOSURE_MEMORY", "not an integer"}},
 		{name: "RETENTION_DAYS not a number", env: map[string]string{"RETENTION_DAYS": "ninety"}, want: []string{"RETENTION_DAYS", "not an integer"}},
 		{name: "RUST_LOG unknown", env: map[string]string{"RUST_LOG": "verbose"}, want: []string{"RUST_LOG", `"verbose"`}},
 		{name: "RUST_LOG module without level", env: map[string]string{"RUST_LOG": "switchyard"}, want: []string{"RUST_LOG"}},

@@ -34,8 +34,8 @@ type Metrics struct {
 	// HTTPDuration observes HTTP requests by route template, method, status;
 	// ObserveHTTP is the cheap way to record one.
 	HTTPDuration *prometheus.HistogramVec
-	// OFREPExposuresDropped counts impressions of OFREP evaluations dropped
-	// on a full queue.
+	// OFREPExposuresDropped counts OFREP evaluations left unrecorded on a
+	// full queue (an impression, or a summary count that needed a new row).
 	OFREPExposuresDropped prometheus.Counter
 	// IngestGateWaits counts measurement batches that waited for the fold
 	// at the ingest gate; IngestGateOverflows those taken over the tail
@@ -87,7 +87,7 @@ func New() *Metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method", "status"}),
 		OFREPExposuresDropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "switchyard_ofrep_impressions_dropped_total", Help: "Impressions of OFREP evaluations dropped because the queue was full.",
+			Name: "switchyard_ofrep_impressions_dropped_total", Help: "OFREP evaluations not recorded because a queue was full (impressions, or summary counts needing a new row).",
 		}),
 		IngestGateWaits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_ingest_gate_waits_total", Help: "Measurement batches that waited for the fold because the unfolded tail was at its limit.",

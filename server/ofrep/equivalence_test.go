@@ -38,6 +38,10 @@ func (discard) IngestImpressions(context.Context, *auth.Principal, uuid.UUID, []
 	return nil
 }
 
+func (discard) IngestSummaries(context.Context, *auth.Principal, uuid.UUID, []measure.SummaryInput) error {
+	return nil
+}
+
 var (
 	attrNames = []string{"country", "plan", "age", "beta", "email"}
 	operators = []eval.Operator{eval.OpEquals, eval.OpNotEquals, eval.OpContains, eval.OpStartsWith, eval.OpEndsWith,

@@ -9,13 +9,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/etag"
-	"github.com/switchyard/switchyard/server/measure"
 )
 
 // maxBody is the request body limit: 1 MiB, 413 beyond
@@ -228,9 +226,7 @@ func (h *Handler) evaluateOne(w http.ResponseWriter, r *http.Request, key string
 	}
 	res := evaluate(env.Flags, info, key, c)
 	if c.user != "" {
-		h.cfg.Exposures.Add(p, measure.ImpressionInput{
-			FlagKey: key, UserID: &c.user, Value: renderOrNull(res), EvaluatedAt: ptr(time.Now().UTC()),
-		})
+		h.cfg.Exposures.Record(p, key, c.user, renderOrNull(res))
 	}
 	out := h.buffer()
 	defer h.put(out)

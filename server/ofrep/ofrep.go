@@ -7,7 +7,7 @@
 // evaluates them with sdkgo/eval, the one evaluator, so a flag gives the same
 // value here as in the Go SDK. Nothing on the evaluation path touches the
 // database: authentication uses identity's SDK key cache, and exposures are
-// handed to a bounded queue.
+// handed to a bounded recorder (Exposures).
 package ofrep
 
 import (
