@@ -178,7 +178,9 @@ func (s *Service) foldKind(ctx context.Context, kind string, through int64) erro
 			p := db.FoldImpressionsParams{AfterID: from, ThroughID: to}
 			switch kind {
 			case rollupImpressions:
-				err = q.FoldImpressions(ctx, p)
+				if err = q.InternImpressionKeys(ctx, db.InternImpressionKeysParams(p)); err == nil {
+					err = q.FoldImpressions(ctx, p)
+				}
 			case rollupSummaries:
 				err = q.FoldSummaries(ctx, db.FoldSummariesParams(p))
 			default:
