@@ -34,10 +34,10 @@ func (c RetentionConfig) withDefaults() RetentionConfig {
 
 // PurgeResult counts what one purge removed or recomputed.
 type PurgeResult struct {
-	Cutoff              time.Time
-	Impressions         int64
-	Summaries           int64
-	GoalEvents          int64
+	Cutoff         time.Time
+	Impressions    int64
+	Summaries      int64
+	GoalEvents     int64
 	UsersRefreshed int64 // per-user rows (impression_users) recomputed or deleted
 	GoalEventUsers int64
 }
