@@ -36,7 +36,8 @@ type scenario struct {
 	name     string // as printed
 	tag      string // in database names
 	template database
-	rows     int // per run (-ingest-rows or -fresh-rows)
+	fx       *fixture // arranged in the template (or the database it was copied from)
+	rows     int      // per run (-ingest-rows or -fresh-rows)
 	modes    []string
 	idle     map[string][]time.Duration // reads before any ingest (with readers)
 	results  map[string][]runResult     // mode -> one per round
@@ -94,7 +95,7 @@ type bench struct {
 // runScenario runs every mode of sc -runs times.
 func (b *bench) runScenario(ctx context.Context, sc *scenario) error {
 	live := generator{flags: 20, users: 250_000, now: time.Now(), spread: time.Minute}
-	data, err := newIngestData(b.fx, live, sc.rows, 4)
+	data, err := newIngestData(sc.fx, live, sc.rows, 4)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (b *bench) runMode(ctx context.Context, sc *scenario, data ingestData, mode
 	res := runResult{}
 	switch mode {
 	case modeCopy:
-		fx, err := b.fx.attach(ctx, d, "")
+		fx, err := sc.fx.attach(ctx, d, "")
 		if err != nil {
 			return res, err
 		}
@@ -149,7 +150,7 @@ func (b *bench) runMode(ctx context.Context, sc *scenario, data ingestData, mode
 		}
 		res.wal, err = wal.stop(ctx, fx.pool)
 	case modeFold:
-		fx, err := b.fx.attach(ctx, d, "")
+		fx, err := sc.fx.attach(ctx, d, "")
 		if err != nil {
 			return res, err
 		}
@@ -190,7 +191,7 @@ func (b *bench) runMode(ctx context.Context, sc *scenario, data ingestData, mode
 			return res, err
 		}
 		defer srv.stop(15 * time.Second)
-		fx, err := b.fx.attach(ctx, d, "http://"+srv.addr)
+		fx, err := sc.fx.attach(ctx, d, "http://"+srv.addr)
 		if err != nil {
 			return res, err
 		}

@@ -50,8 +50,8 @@ func arrange(ctx context.Context, dbURL, dbName, base string) (*fixture, error) 
 	}
 	var userID int64
 	if err := pool.QueryRow(ctx,
-		`INSERT INTO users (name, email, password_hash, role) VALUES ('bench', 'bench@example.com', $1, 'admin') RETURNING id`,
-		hash).Scan(&userID); err != nil {
+		`INSERT INTO users (name, email, password_hash, role) VALUES ('bench', $2, $1, 'admin') RETURNING id`,
+		hash, fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())).Scan(&userID); err != nil {
 		return nil, fmt.Errorf("create user: %w", err)
 	}
 	full, prefix, th, err := auth.NewCredential(auth.TokenKind)

@@ -65,6 +65,8 @@ type options struct {
 	runs            int
 	skipFresh       bool
 	skipSeeded      bool
+	seeded          string
+	modes           string
 	writers         int
 	readers         int
 	loadTime        time.Duration
@@ -97,6 +99,8 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 3, "rounds of every ingest mode (figures are their medians)")
 	flag.BoolVar(&o.skipFresh, "skip-fresh", false, "skip the fresh-environment scenario")
 	flag.BoolVar(&o.skipSeeded, "skip-seeded", false, "skip the seeded-environment scenario (and the reads under load)")
+	flag.StringVar(&o.seeded, "seeded", "", "use this database, the seeded template of an earlier run of the same code kept with -keep, instead of seeding one (it is not dropped)")
+	flag.StringVar(&o.modes, "modes", "copy,ceiling,gated,readers,fold", "the modes to run, of copy, ceiling, gated, readers (seeded environment only), fold")
 	flag.IntVar(&o.writers, "writers", 4, "per-evaluation senders: concurrent writers")
 	flag.IntVar(&o.readers, "readers", 1, "reads under load: concurrent readers, each cycling stats, exposure, experiment results")
 	flag.DurationVar(&o.loadTime, "load-time", 60*time.Second, "reads under load: the HTTP ingest with readers goes on at least this long, repeating its batches")
@@ -208,33 +212,61 @@ func run(ctx context.Context, o options) error {
 
 	rep := &report{}
 	b := &bench{o: o, adm: adm, fx: fx, bin: bin, logDir: logDir}
-	const env = "production"
-	b.queries = []readQuery{
-		{"stats", fx.envPath(env) + "/impressions/stats"},
-		{"exposure (flag-00, 90 days)", fx.envPath(env) + "/impressions/exposure?flag_key=flag-00&days=90"},
-		{"experiment results (flag-00)", fx.envPath(env) + "/experiments/bench/results"},
-	}
+	b.queries = readQueries(fx)
 	rep.queries = b.queries
 	if !o.skipProduction {
 		if err := b.production(ctx, base, rep); err != nil {
 			return err
 		}
 	}
+	modes := func(seeded bool) []string {
+		var out []string
+		for _, m := range strings.Split(o.modes, ",") {
+			switch strings.TrimSpace(m) {
+			case "copy":
+				out = append(out, modeCopy)
+			case "ceiling":
+				out = append(out, modeCeiling)
+			case "gated":
+				out = append(out, modeGated)
+			case "readers":
+				if seeded {
+					out = append(out, modeReaders)
+				}
+			case "fold":
+				out = append(out, modeFold)
+			}
+		}
+		return out
+	}
 	if !o.skipIngest && !o.skipFresh {
-		sc := &scenario{name: "2. Fresh environment", tag: "fresh", template: base, rows: o.freshRows,
-			modes: []string{modeCopy, modeCeiling, modeGated, modeFold}}
+		sc := &scenario{name: "2. Fresh environment", tag: "fresh", template: base, fx: fx, rows: o.freshRows, modes: modes(false)}
 		if err := b.runScenario(ctx, sc); err != nil {
 			return err
 		}
 		rep.scenarios = append(rep.scenarios, sc)
 	}
 	if !o.skipIngest && !o.skipSeeded {
-		seeded, idle, err := b.seedTemplate(ctx, base)
-		if err != nil {
-			return err
+		sc := &scenario{name: fmt.Sprintf("3. Environment of %d impressions", o.seedImpressions), tag: "seeded", rows: o.ingestRows, modes: modes(true)}
+		if o.seeded == "" {
+			if sc.template, sc.idle, err = b.seedTemplate(ctx, base); err != nil {
+				return err
+			}
+			sc.fx = fx
+		} else {
+			// Credentials of this run in the kept template (its own are
+			// stored hashed).
+			if sc.template, err = adm.database(ctx, o.seeded); err != nil {
+				return fmt.Errorf("database %s: %w", o.seeded, err)
+			}
+			if sc.fx, err = arrange(ctx, sc.template.url, sc.template.name, ""); err != nil {
+				return err
+			}
+			sc.fx.pool.Close()
+			sc.name = "3. Environment of the kept database " + o.seeded
+			b.queries = readQueries(sc.fx)
+			rep.queries = b.queries
 		}
-		sc := &scenario{name: fmt.Sprintf("3. Environment of %d impressions", o.seedImpressions), tag: "seeded", template: seeded,
-			rows: o.ingestRows, idle: idle, modes: []string{modeCopy, modeCeiling, modeGated, modeReaders, modeFold}}
 		if err := b.runScenario(ctx, sc); err != nil {
 			return err
 		}
@@ -247,6 +279,16 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("%w: %d mismatches (listed above)", errMismatch, len(rep.mismatches))
 	}
 	return nil
+}
+
+// readQueries are the reads timed under load, in the production environment.
+func readQueries(fx *fixture) []readQuery {
+	const env = "production"
+	return []readQuery{
+		{"stats", fx.envPath(env) + "/impressions/stats"},
+		{"exposure (flag-00, 90 days)", fx.envPath(env) + "/impressions/exposure?flag_key=flag-00&days=90"},
+		{"experiment results (flag-00)", fx.envPath(env) + "/experiments/bench/results"},
+	}
 }
 
 // production runs measurement 1 in a copy of base.
