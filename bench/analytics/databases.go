@@ -26,7 +26,8 @@ type admin struct {
 	url    *url.URL
 	prefix string
 	keep   bool
-	made   []string // databases to drop at the end, newest last
+	made   []string        // databases to drop at the end, newest last
+	spare  map[string]bool // never dropped (-keep-seeded)
 }
 
 func newAdmin(ctx context.Context, adminURL string, keep bool) (*admin, error) {
@@ -99,7 +100,7 @@ func (a *admin) close() {
 	ctx := context.Background()
 	defer a.conn.Close(ctx)
 	for i := len(a.made) - 1; i >= 0; i-- {
-		if a.keep {
+		if a.keep || a.spare[a.made[i]] {
 			fmt.Printf("kept database %s\n", a.made[i])
 			continue
 		}

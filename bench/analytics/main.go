@@ -66,6 +66,7 @@ type options struct {
 	skipFresh       bool
 	skipSeeded      bool
 	seeded          string
+	keepSeeded      bool
 	modes           string
 	writers         int
 	readers         int
@@ -100,6 +101,7 @@ func main() {
 	flag.BoolVar(&o.skipFresh, "skip-fresh", false, "skip the fresh-environment scenario")
 	flag.BoolVar(&o.skipSeeded, "skip-seeded", false, "skip the seeded-environment scenario (and the reads under load)")
 	flag.StringVar(&o.seeded, "seeded", "", "use this database, the seeded template of an earlier run of the same code kept with -keep, instead of seeding one (it is not dropped)")
+	flag.BoolVar(&o.keepSeeded, "keep-seeded", false, "keep the seeded template (for -seeded in later runs), dropping the rest")
 	flag.StringVar(&o.modes, "modes", "copy,ceiling,gated,readers,fold", "the modes to run, of copy, ceiling, gated, readers (seeded environment only), fold")
 	flag.IntVar(&o.writers, "writers", 4, "per-evaluation senders: concurrent writers")
 	flag.IntVar(&o.readers, "readers", 1, "reads under load: concurrent readers, each cycling stats, exposure, experiment results")
@@ -251,6 +253,9 @@ func run(ctx context.Context, o options) error {
 		if o.seeded == "" {
 			if sc.template, sc.idle, err = b.seedTemplate(ctx, base); err != nil {
 				return err
+			}
+			if o.keepSeeded {
+				adm.spare = map[string]bool{sc.template.name: true}
 			}
 			sc.fx = fx
 		} else {
