@@ -208,7 +208,11 @@ func run(ctx context.Context, o options) error {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("bench/analytics  %s UTC\n", start.UTC().Format("2006-01-02 15:04"))
-	fmt.Printf("command: %s\nserver built from: %s\n", commandLine(), revision(o.repo))
+	from := revision(o.repo)
+	if o.bin != "" {
+		from = "the binary given with -bin (" + o.bin + ")"
+	}
+	fmt.Printf("command: %s\nserver built from: %s\n", commandLine(), from)
 	fmt.Printf("machine: %d CPUs, load average %s at start; PostgreSQL %s (%s); server %s (DB_MAX_CONNECTIONS=%d); logs in %s\n\n",
 		runtime.NumCPU(), loadAvg(load), pgVersion, pgSettings, filepath.Base(bin), o.dbMaxConns, logDir)
 
