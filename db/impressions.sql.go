@@ -150,24 +150,56 @@ WITH batch AS (
 ), known AS (
     -- An aggregate in LATERAL is never flattened into a join: one probe of
     -- the primary key per (flag, user, value), whatever the table's size.
-    SELECT n.flag_no, n.user_id, n.value_no, n.at, n.id, k.user_known, k.known_at, k.known_row
+    -- It finds the row of the value, if any, and the user's first exposure
+    -- (the one row marked first, when the user has rows).
+    SELECT n.flag_no, n.user_id, n.value_no, n.at, n.id, k.user_known, k.known_at, k.known_row,
+           k.cur_at, k.cur_id, k.cur_value, k.cur_row
     FROM firsts n
     CROSS JOIN LATERAL (
         SELECT count(*) > 0 AS user_known,
                min(u.first_at) FILTER (WHERE u.value_no = n.value_no) AS known_at,
-               min(u.ctid) FILTER (WHERE u.value_no = n.value_no) AS known_row
+               min(u.ctid) FILTER (WHERE u.value_no = n.value_no) AS known_row,
+               min(u.first_at) FILTER (WHERE u.first) AS cur_at,
+               min(u.first_id) FILTER (WHERE u.first) AS cur_id,
+               min(u.value_no) FILTER (WHERE u.first) AS cur_value,
+               min(u.ctid) FILTER (WHERE u.first) AS cur_row
         FROM impression_users u
         WHERE u.flag_no = n.flag_no AND u.user_id = n.user_id
     ) k
+), changes AS (
+    -- What the range changes: values new to the user, and known values it
+    -- has an earlier impression of. Everything else is left alone.
+    SELECT flag_no, user_id, value_no, at, id, user_known, known_at, known_row, cur_at, cur_id, cur_value, cur_row FROM known WHERE known_row IS NULL OR at < known_at
+), winner AS (
+    -- Per user, the earliest change: the user's first exposure when it is
+    -- earlier than the current one (or the user is new).
+    SELECT DISTINCT ON (c.flag_no, c.user_id) c.flag_no, c.user_id, c.value_no, c.at, c.id, c.cur_value, c.cur_row,
+           (c.cur_row IS NULL OR (c.at, c.id) < (c.cur_at, c.cur_id)) AS wins
+    FROM changes c
+    ORDER BY c.flag_no, c.user_id, c.at, c.id
+), decided AS (
+    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row,
+           (w.wins AND w.value_no = c.value_no) AS first
+    FROM changes c
+    JOIN winner w ON w.flag_no = c.flag_no AND w.user_id = c.user_id
 ), inserted AS (
-    INSERT INTO impression_users (flag_no, user_id, value_no, first_at, first_id)
-    SELECT flag_no, user_id, value_no, at, id FROM known
+    INSERT INTO impression_users (flag_no, user_id, value_no, first_at, first_id, first)
+    SELECT flag_no, user_id, value_no, at, id, first FROM decided
     WHERE known_row IS NULL
     ORDER BY flag_no, user_id, value_no
 ), earlier AS (
-    UPDATE impression_users u SET first_at = k.at, first_id = k.id
-    FROM known k
-    WHERE k.known_row IS NOT NULL AND k.at < k.known_at AND u.ctid = k.known_row
+    UPDATE impression_users u SET first_at = d.at, first_id = d.id, first = d.first
+    FROM decided d
+    WHERE d.known_row IS NOT NULL AND u.ctid = d.known_row
+), demoted AS (
+    -- The previous first exposure, when another value took its place and
+    -- the range did not change its own row (earlier, above, did).
+    UPDATE impression_users u SET first = false
+    FROM winner w
+    WHERE w.wins AND w.cur_row IS NOT NULL AND w.cur_value <> w.value_no
+      AND NOT EXISTS (SELECT 1 FROM changes c
+                      WHERE c.flag_no = w.flag_no AND c.user_id = w.user_id AND c.value_no = w.cur_value)
+      AND u.ctid = w.cur_row
 ), value_users AS (
     UPDATE measure_values v SET users = v.users + c.n
     FROM (SELECT value_no, count(*) AS n FROM known WHERE known_row IS NULL GROUP BY value_no) c
@@ -194,8 +226,10 @@ type FoldImpressionsParams struct {
 // flag: a value new to the user is inserted; a known one is updated only
 // when the range has an earlier impression of it (rows folded before have
 // smaller ids, so a known row wins a tie), and otherwise left alone: no
-// lock, no write. A user with no row of the flag before is a new user of
-// the flag; an inserted row is a new user of its value.
+// lock, no write. Exactly one row of each user is marked first, the
+// earliest (first_at, first_id): a change earlier than it takes the mark.
+// A user with no row of the flag before is a new user of the flag; an
+// inserted row is a new user of its value.
 func (q *Queries) FoldImpressions(ctx context.Context, arg FoldImpressionsParams) error {
 	_, err := q.db.Exec(ctx, foldImpressions, arg.AfterID, arg.ThroughID)
 	return err
@@ -276,10 +310,9 @@ WITH flag AS (
       AND i.id > $3 AND i.user_id IS NOT NULL
     ORDER BY i.user_id, i.evaluated_at, i.id
 ), rolled AS (
-    SELECT DISTINCT ON (u.user_id) u.user_id, u.value_no, u.first_at
+    SELECT u.user_id, u.value_no, u.first_at
     FROM impression_users u
-    WHERE u.flag_no = (SELECT f.flag_no FROM flag f)
-    ORDER BY u.user_id, u.first_at, u.first_id
+    WHERE u.flag_no = (SELECT f.flag_no FROM flag f) AND u.first
 ), firsts AS (
     SELECT r.user_id, mv.value, r.first_at
     FROM rolled r
@@ -330,9 +363,9 @@ type ListExperimentArmsRow struct {
 // Per variant of first exposure: users exposed, and users whose latest goal
 // event of the key occurred at or after their first exposure. Rollups
 // through the watermarks plus the raw rows after them (read.go): a user's
-// rolled-up first exposure is the earliest of their rows of the flag (ties
-// by the impression's id); one in the tail replaces it only when it is
-// strictly earlier (ties go to the earlier ingest, which is rolled up).
+// rolled-up first exposure is their row marked first; one in the tail
+// replaces it only when it is strictly earlier (ties go to the earlier
+// ingest, which is rolled up).
 func (q *Queries) ListExperimentArms(ctx context.Context, arg ListExperimentArmsParams) ([]ListExperimentArmsRow, error) {
 	rows, err := q.db.Query(ctx, listExperimentArms,
 		arg.EnvironmentID,
@@ -654,7 +687,46 @@ func (q *Queries) ListImpressions(ctx context.Context, arg ListImpressionsParams
 	return items, nil
 }
 
-const refreshExpiredImpressionUsers = `-- name: RefreshExpiredImpressionUsers :one
+const markFirstExposures = `-- name: MarkFirstExposures :exec
+WITH pairs AS (
+    -- The arrays are zipped: unnest in a select list walks them together.
+    SELECT unnest($1::integer[]) AS flag_no, unnest($2::text[]) AS user_id
+), users AS (
+    SELECT DISTINCT pr.flag_no, pr.user_id FROM pairs pr
+), marks AS (
+    SELECT x.row, (x.row = e.row) AS first
+    FROM users us
+    CROSS JOIN LATERAL (
+        SELECT y.ctid::tid AS row FROM impression_users y
+        WHERE y.flag_no = us.flag_no AND y.user_id = us.user_id
+        ORDER BY y.first_at, y.first_id
+        LIMIT 1
+    ) e
+    CROSS JOIN LATERAL (
+        SELECT y.ctid::tid AS row, y.first FROM impression_users y
+        WHERE y.flag_no = us.flag_no AND y.user_id = us.user_id
+    ) x
+    WHERE x.first <> (x.row = e.row)
+)
+UPDATE impression_users u SET first = m.first
+FROM marks m
+WHERE u.ctid = m.row
+`
+
+type MarkFirstExposuresParams struct {
+	FlagNos []int32
+	UserIds []string
+}
+
+// Marks each given user's earliest row of the flag (first_at, then
+// first_id) first and their other rows not, after RefreshExpiredImpressionUsers
+// moved or deleted some of them (in the same transaction).
+func (q *Queries) MarkFirstExposures(ctx context.Context, arg MarkFirstExposuresParams) error {
+	_, err := q.db.Exec(ctx, markFirstExposures, arg.FlagNos, arg.UserIds)
+	return err
+}
+
+const refreshExpiredImpressionUsers = `-- name: RefreshExpiredImpressionUsers :many
 WITH stale AS (
     SELECT u.ctid::tid AS row, u.flag_no, u.user_id, u.value_no, f.environment_id, f.flag_key, v.value
     FROM impression_users u
@@ -697,7 +769,7 @@ WITH stale AS (
     FROM gone g
     WHERE f.flag_no = g.flag_no
 )
-SELECT count(*) FROM stale
+SELECT st.flag_no, st.user_id FROM stale st
 `
 
 type RefreshExpiredImpressionUsersParams struct {
@@ -705,14 +777,33 @@ type RefreshExpiredImpressionUsersParams struct {
 	BatchSize int32
 }
 
+type RefreshExpiredImpressionUsersRow struct {
+	FlagNo int32
+	UserID string
+}
+
 // A batch of per-user rows whose first impression is older than the cutoff:
 // each takes the earliest remaining impression of its (flag, user, value)
 // (ties by id), or disappears, with its value's user counter and, when it
-// was the user's last row of the flag, its flag's. The caller holds the
-// impression fold's watermark lock: no fold changes the table meanwhile.
-func (q *Queries) RefreshExpiredImpressionUsers(ctx context.Context, arg RefreshExpiredImpressionUsersParams) (int64, error) {
-	row := q.db.QueryRow(ctx, refreshExpiredImpressionUsers, arg.Cutoff, arg.BatchSize)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+// was the user's last row of the flag, its flag's. It returns the batch's
+// (flag, user) pairs, one per row, for MarkFirstExposures. The caller holds
+// the impression fold's watermark lock: no fold changes the table meanwhile.
+func (q *Queries) RefreshExpiredImpressionUsers(ctx context.Context, arg RefreshExpiredImpressionUsersParams) ([]RefreshExpiredImpressionUsersRow, error) {
+	rows, err := q.db.Query(ctx, refreshExpiredImpressionUsers, arg.Cutoff, arg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RefreshExpiredImpressionUsersRow{}
+	for rows.Next() {
+		var i RefreshExpiredImpressionUsersRow
+		if err := rows.Scan(&i.FlagNo, &i.UserID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

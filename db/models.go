@@ -187,6 +187,7 @@ type ImpressionUser struct {
 	ValueNo int32
 	FirstAt time.Time
 	FirstID int64
+	First   bool
 }
 
 type LoginAttempt struct {

@@ -10,7 +10,9 @@
 -- (flag, user, value): when the user first got that value, with the id of
 -- that impression to break ties of time. A user's first exposure to a flag
 -- is the earliest (first_at, first_id) of their rows, exactly the earliest
--- impression by time and then ingest order, as before.
+-- impression by time and then ingest order, as before; that row is marked
+-- first, so that experiment results read the flag's marked rows instead of
+-- sorting all of them.
 --
 -- Its key is (flag_no, user_id, value_no): measure_flags numbers each
 -- environment's flag keys and measure_values each flag's values, so an
@@ -62,6 +64,9 @@ CREATE TABLE impression_users (
     value_no integer     NOT NULL,
     first_at timestamptz NOT NULL,
     first_id bigint      NOT NULL,
+    -- the user's first exposure to the flag: exactly one row of each user,
+    -- the earliest (first_at, first_id)
+    first    boolean     NOT NULL,
     PRIMARY KEY (flag_no, user_id, value_no)
 );
 
@@ -77,14 +82,21 @@ FROM impression_variant_users v
 JOIN measure_flags f ON f.environment_id = v.environment_id AND f.flag_key = v.flag_key
 ORDER BY 1, 2;
 
-INSERT INTO impression_users (flag_no, user_id, value_no, first_at, first_id)
+INSERT INTO impression_users (flag_no, user_id, value_no, first_at, first_id, first)
 SELECT f.flag_no, v.user_id, mv.value_no, v.first_at,
        coalesce((SELECT min(i.id) FROM impressions i
                  WHERE i.environment_id = v.environment_id AND i.flag_key = v.flag_key
-                   AND i.user_id = v.user_id AND i.evaluated_at = v.first_at AND i.value = v.value), 0)
+                   AND i.user_id = v.user_id AND i.evaluated_at = v.first_at AND i.value = v.value), 0),
+       false
 FROM impression_variant_users v
 JOIN measure_flags f ON f.environment_id = v.environment_id AND f.flag_key = v.flag_key
 JOIN measure_values mv ON mv.flag_no = f.flag_no AND md5(mv.value) = md5(v.value) AND mv.value = v.value;
+
+UPDATE impression_users u SET first = true
+FROM (SELECT DISTINCT ON (flag_no, user_id) flag_no, user_id, value_no
+      FROM impression_users
+      ORDER BY flag_no, user_id, first_at, first_id) e
+WHERE u.flag_no = e.flag_no AND u.user_id = e.user_id AND u.value_no = e.value_no;
 
 UPDATE measure_flags f SET users = c.n
 FROM (SELECT flag_no, count(DISTINCT user_id) AS n FROM impression_users GROUP BY flag_no) c
@@ -159,11 +171,11 @@ JOIN measure_flags f ON f.flag_no = u.flag_no
 JOIN measure_values v ON v.value_no = u.value_no;
 
 INSERT INTO impression_exposures (environment_id, flag_key, user_id, value, first_at)
-SELECT DISTINCT ON (u.flag_no, u.user_id) f.environment_id, f.flag_key, u.user_id, v.value, u.first_at
+SELECT f.environment_id, f.flag_key, u.user_id, v.value, u.first_at
 FROM impression_users u
 JOIN measure_flags f ON f.flag_no = u.flag_no
 JOIN measure_values v ON v.value_no = u.value_no
-ORDER BY u.flag_no, u.user_id, u.first_at, u.first_id;
+WHERE u.first;
 
 INSERT INTO impression_flag_users (environment_id, flag_key, users)
 SELECT f.environment_id, f.flag_key, f.users FROM measure_flags f

@@ -119,7 +119,17 @@ func (s *Service) refreshExpiredUsers(ctx context.Context, cutoff time.Time, bat
 		if _, err := q.LockRollupWatermark(ctx, rollupImpressions); err != nil {
 			return 0, err
 		}
-		return q.RefreshExpiredImpressionUsers(ctx, db.RefreshExpiredImpressionUsersParams{Cutoff: cutoff, BatchSize: batch})
+		rows, err := q.RefreshExpiredImpressionUsers(ctx, db.RefreshExpiredImpressionUsersParams{Cutoff: cutoff, BatchSize: batch})
+		if err != nil || len(rows) == 0 {
+			return 0, err
+		}
+		// A moved or deleted row may have been, or may now be, its user's
+		// first exposure.
+		p := db.MarkFirstExposuresParams{FlagNos: make([]int32, len(rows)), UserIds: make([]string, len(rows))}
+		for i, r := range rows {
+			p.FlagNos[i], p.UserIds[i] = r.FlagNo, r.UserID
+		}
+		return int64(len(rows)), q.MarkFirstExposures(ctx, p)
 	})
 	return n, store.AdaptError(err)
 }

@@ -120,6 +120,7 @@ func TestUpgradeToImpressionUsersKeepsStatistics(t *testing.T) {
 		}
 	}
 	compare("after the upgrade, with an unfolded tail")
+	checkFirstMarks(t, pool, "after the upgrade")
 	var rows, triples int64
 	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM impression_users),
 		(SELECT count(*) FROM (SELECT DISTINCT flag_key, user_id, value FROM impressions WHERE user_id IS NOT NULL AND id <= $1) x)`,
@@ -134,6 +135,7 @@ func TestUpgradeToImpressionUsersKeepsStatistics(t *testing.T) {
 	insert(60)
 	foldEverything(t, svc, pool)
 	compare("after the upgrade, more rows folded")
+	checkFirstMarks(t, pool, "after the upgrade, more rows folded")
 }
 
 // foldEverything runs a folder until every raw row is folded.

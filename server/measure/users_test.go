@@ -141,6 +141,7 @@ func TestPerUserRollupMatchesRecount(t *testing.T) {
 		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("%s: reads differ from a recount of the raw rows (-recount +reads):\n%s", when, d)
 		}
+		checkFirstMarks(t, pool, when)
 	}
 	for round := range 10 {
 		items := make([]measure.ImpressionInput, 60)
@@ -264,5 +265,24 @@ func TestPerUserRollupTies(t *testing.T) {
 	}
 	if rows != 6 {
 		t.Errorf("%d per-user rows, want 6: one per (flag, user, value)", rows)
+	}
+}
+
+// checkFirstMarks checks that each user has exactly one row of a flag
+// marked first, their earliest (first_at, first_id).
+func checkFirstMarks(t *testing.T, pool *pgxpool.Pool, when string) {
+	t.Helper()
+	var wrong int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM (
+		SELECT u.flag_no, u.user_id FROM impression_users u
+		GROUP BY u.flag_no, u.user_id
+		HAVING count(*) FILTER (WHERE u.first) <> 1
+		    OR min(u.first_at) <> min(u.first_at) FILTER (WHERE u.first)
+		    OR min(u.first_id) FILTER (WHERE u.first) > min(u.first_id) FILTER (WHERE u.first_at = (
+		        SELECT min(x.first_at) FROM impression_users x WHERE x.flag_no = u.flag_no AND x.user_id = u.user_id))) w`).Scan(&wrong); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != 0 {
+		t.Errorf("%s: %d users of a flag without exactly one row marked first, their earliest", when, wrong)
 	}
 }
