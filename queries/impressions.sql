@@ -100,18 +100,17 @@ WITH batch AS (
     -- What the range changes: values new to the user, and known values it
     -- has an earlier impression of. Everything else is left alone.
     SELECT * FROM known WHERE known_row IS NULL OR at < known_at
-), winner AS (
-    -- Per user, the earliest change: the user's first exposure when it is
-    -- earlier than the current one (or the user is new).
-    SELECT DISTINCT ON (c.flag_no, c.user_id) c.flag_no, c.user_id, c.value_no, c.at, c.id, c.cur_value, c.cur_row,
-           (c.cur_row IS NULL OR (c.at, c.id) < (c.cur_at, c.cur_id)) AS wins
-    FROM changes c
-    ORDER BY c.flag_no, c.user_id, c.at, c.id
 ), decided AS (
-    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row,
-           (w.wins AND w.value_no = c.value_no) AS first
+    -- Per user, the earliest change becomes the first exposure when it is
+    -- earlier than the current one (or the user is new). Window functions,
+    -- not a join of two CTEs: the planner cannot estimate a CTE's rows,
+    -- and a nested loop over two of them is quadratic.
+    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row, c.cur_value, c.cur_row,
+           (row_number() OVER per_user = 1 AND (c.cur_row IS NULL OR (c.at, c.id) < (c.cur_at, c.cur_id))) AS first,
+           bool_or(c.value_no = c.cur_value) OVER per_user AS cur_changed
     FROM changes c
-    JOIN winner w ON w.flag_no = c.flag_no AND w.user_id = c.user_id
+    WINDOW per_user AS (PARTITION BY c.flag_no, c.user_id ORDER BY c.at, c.id
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ), inserted AS (
     INSERT INTO impression_users (flag_no, user_id, value_no, first_at, first_id, first)
     SELECT flag_no, user_id, value_no, at, id, first FROM decided
@@ -125,11 +124,9 @@ WITH batch AS (
     -- The previous first exposure, when another value took its place and
     -- the range did not change its own row (earlier, above, did).
     UPDATE impression_users u SET first = false
-    FROM winner w
-    WHERE w.wins AND w.cur_row IS NOT NULL AND w.cur_value <> w.value_no
-      AND NOT EXISTS (SELECT 1 FROM changes c
-                      WHERE c.flag_no = w.flag_no AND c.user_id = w.user_id AND c.value_no = w.cur_value)
-      AND u.ctid = w.cur_row
+    FROM decided d
+    WHERE d.first AND d.cur_row IS NOT NULL AND d.cur_value <> d.value_no AND NOT d.cur_changed
+      AND u.ctid = d.cur_row
 ), value_users AS (
     UPDATE measure_values v SET users = v.users + c.n
     FROM (SELECT value_no, count(*) AS n FROM known WHERE known_row IS NULL GROUP BY value_no) c
