@@ -164,7 +164,7 @@ func (b *bench) runMode(ctx context.Context, sc *scenario, data ingestData, mode
 			return res, err
 		}
 		start := time.Now()
-		srv, err := startServer(ctx, b.bin, d.url, b.o.dbMaxConns, b.logDir, d.name)
+		srv, err := startServer(ctx, b.bin, d.url, b.o.dbMaxConns, b.logDir, d.name, b.o.serverEnv()...)
 		if err != nil {
 			return res, err
 		}
@@ -182,7 +182,7 @@ func (b *bench) runMode(ctx context.Context, sc *scenario, data ingestData, mode
 			return res, err
 		}
 	default:
-		var env []string
+		env := b.o.serverEnv()
 		if mode == modeCeiling {
 			env = append(env, "INGEST_MAX_UNFOLDED=0")
 		}

@@ -68,6 +68,7 @@ type options struct {
 	seeded          string
 	keepSeeded      bool
 	modes           string
+	env             string
 	writers         int
 	readers         int
 	loadTime        time.Duration
@@ -102,6 +103,7 @@ func main() {
 	flag.BoolVar(&o.skipSeeded, "skip-seeded", false, "skip the seeded-environment scenario (and the reads under load)")
 	flag.StringVar(&o.seeded, "seeded", "", "use this database, the seeded template of an earlier run of the same code kept with -keep, instead of seeding one (it is not dropped)")
 	flag.BoolVar(&o.keepSeeded, "keep-seeded", false, "keep the seeded template (for -seeded in later runs), dropping the rest")
+	flag.StringVar(&o.env, "server-env", "", "extra environment of the measured servers, comma-separated NAME=VALUE (e.g. INGEST_MAX_UNFOLDED=50000)")
 	flag.StringVar(&o.modes, "modes", "copy,ceiling,gated,readers,fold", "the modes to run, of copy, ceiling, gated, readers (seeded environment only), fold")
 	flag.IntVar(&o.writers, "writers", 4, "per-evaluation senders: concurrent writers")
 	flag.IntVar(&o.readers, "readers", 1, "reads under load: concurrent readers, each cycling stats, exposure, experiment results")
@@ -288,6 +290,17 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("%w: %d mismatches (listed above)", errMismatch, len(rep.mismatches))
 	}
 	return nil
+}
+
+// serverEnv is -server-env as a list.
+func (o options) serverEnv() []string {
+	var out []string
+	for _, kv := range strings.Split(o.env, ",") {
+		if kv = strings.TrimSpace(kv); kv != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // readQueries are the reads timed under load, in the production environment.
