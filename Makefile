@@ -187,7 +187,7 @@ bench-ofrep: ## Measure OFREP remote evaluation against a bare 120-byte handler,
 
 BENCH_ANALYTICS_FLAGS ?= -short
 
-bench-analytics: ## Measure analytics at production traffic: SDK rows per evaluation and exactness, HTTP ingest visibility vs raw COPY, reads under load (bench/analytics; default -short, about 2 min; the full sizes: BENCH_ANALYTICS_FLAGS=-full; -help)
+bench-analytics: ## Measure analytics at production traffic: SDK rows per evaluation and exactness; raw COPY, the no-fold ceiling, gated HTTP ingest and the fold, each from a fresh copy of the same state, with CPU and WAL per row; reads under load (bench/analytics; default -short, a few minutes; the full sizes, 3 rounds: BENCH_ANALYTICS_FLAGS=-full; -help)
 	@mkdir -p bin
 	cd bench/analytics && BENCH_ANALYTICS_COMMAND="make bench-analytics BENCH_ANALYTICS_FLAGS='$(BENCH_ANALYTICS_FLAGS)'" \
 		GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_ANALYTICS_FLAGS) | tee ../../bin/bench-analytics.txt

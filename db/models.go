@@ -170,20 +170,6 @@ type ImpressionDaily struct {
 	Summarized    int64
 }
 
-type ImpressionExposure struct {
-	EnvironmentID uuid.UUID
-	FlagKey       string
-	UserID        string
-	Value         string
-	FirstAt       time.Time
-}
-
-type ImpressionFlagUser struct {
-	EnvironmentID uuid.UUID
-	FlagKey       string
-	Users         int64
-}
-
 type ImpressionSummary struct {
 	ID            int64
 	EnvironmentID uuid.UUID
@@ -195,19 +181,13 @@ type ImpressionSummary struct {
 	ReceivedAt    time.Time
 }
 
-type ImpressionValueUser struct {
-	EnvironmentID uuid.UUID
-	FlagKey       string
-	Value         string
-	Users         int64
-}
-
-type ImpressionVariantUser struct {
-	EnvironmentID uuid.UUID
-	FlagKey       string
-	Value         string
-	UserID        string
-	FirstAt       time.Time
+type ImpressionUser struct {
+	FlagNo  int32
+	UserID  string
+	ValueNo int32
+	FirstAt time.Time
+	FirstID int64
+	First   bool
 }
 
 type LoginAttempt struct {
@@ -215,6 +195,20 @@ type LoginAttempt struct {
 	Failures        int32
 	WindowStartedAt time.Time
 	LockedUntil     *time.Time
+}
+
+type MeasureFlag struct {
+	FlagNo        int32
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	Users         int64
+}
+
+type MeasureValue struct {
+	ValueNo int32
+	FlagNo  int32
+	Value   string
+	Users   int64
 }
 
 type NotificationOutbox struct {

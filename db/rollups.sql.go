@@ -102,6 +102,19 @@ func (q *Queries) LockRollupWatermark(ctx context.Context, kind string) (int64, 
 	return folded_through, err
 }
 
+const setMeasurementReadSettings = `-- name: SetMeasurementReadSettings :exec
+SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)
+`
+
+// For the rest of a measurement read's transaction (server/measure/read.go):
+// no JIT compilation, which costs tens of milliseconds per statement (more
+// under load) and saves these bounded reads less, and room to sort and hash
+// a flag's users in memory (experiment results).
+func (q *Queries) SetMeasurementReadSettings(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, setMeasurementReadSettings)
+	return err
+}
+
 const setRollupWatermark = `-- name: SetRollupWatermark :exec
 UPDATE rollup_watermarks SET folded_through = $1 WHERE kind = $2
 `

@@ -5,12 +5,50 @@
 INSERT INTO impressions (environment_id, flag_key, user_id, value, context, evaluated_at)
 VALUES (@environment_id, @flag_key, @user_id, @value, @context, @evaluated_at);
 
+-- name: InternImpressionKeys :exec
+-- Numbers the flags and values of the identified impressions with
+-- after_id < id <= through_id that measure_flags and measure_values do not
+-- hold yet: FoldImpressions, which runs next in the same transaction, finds
+-- them by number (migrations/00018_impression_users.sql).
+WITH keys AS (
+    SELECT DISTINCT r.environment_id, r.flag_key, r.value
+    FROM impressions r
+    WHERE r.id > @after_id AND r.id <= @through_id AND r.user_id IS NOT NULL
+), new_flags AS (
+    INSERT INTO measure_flags (environment_id, flag_key)
+    SELECT DISTINCT k.environment_id, k.flag_key FROM keys k
+    ORDER BY 1, 2
+    ON CONFLICT (environment_id, flag_key) DO NOTHING
+    RETURNING flag_no, environment_id, flag_key
+), flags AS (
+    SELECT n.flag_no, n.environment_id, n.flag_key FROM new_flags n
+    UNION ALL
+    SELECT f.flag_no, f.environment_id, f.flag_key FROM measure_flags f
+    WHERE (f.environment_id, f.flag_key) IN (SELECT k.environment_id, k.flag_key FROM keys k)
+)
+INSERT INTO measure_values (flag_no, value)
+SELECT DISTINCT f.flag_no, k.value
+FROM keys k
+JOIN flags f ON f.environment_id = k.environment_id AND f.flag_key = k.flag_key
+ORDER BY 1, 2
+ON CONFLICT (flag_no, md5(value)) DO NOTHING;
+
 -- name: FoldImpressions :exec
 -- Folds the raw rows with after_id < id <= through_id into the rollups
--- (server/measure/rollups.go): one statement per range, which the caller keeps
--- to a bounded width. Rows are upserted in primary-key order. First
--- exposures break ties of time by id (ingest order); rows folded earlier
--- have smaller ids, so an existing row wins a tie.
+-- (server/measure/rollups.go), after InternImpressionKeys: one statement per
+-- range, which the caller keeps to a bounded width, and the only writer of
+-- impression_users while it runs (the caller holds the watermark's lock,
+-- as retention does when it changes the table).
+--
+-- Per identified (flag, user, value) of the range, its earliest impression
+-- (ties by id, ingest order) and one index look at the user's rows of the
+-- flag: a value new to the user is inserted; a known one is updated only
+-- when the range has an earlier impression of it (rows folded before have
+-- smaller ids, so a known row wins a tie), and otherwise left alone: no
+-- lock, no write. Exactly one row of each user is marked first, the
+-- earliest (first_at, first_id): a change earlier than it takes the mark.
+-- A user with no row of the flag before is a new user of the flag; an
+-- inserted row is a new user of its value.
 WITH batch AS (
     SELECT id, environment_id, flag_key, user_id, value, evaluated_at AS at
     FROM impressions r
@@ -32,50 +70,74 @@ WITH batch AS (
     ORDER BY 1, 2, 3, md5(value)
     ON CONFLICT (environment_id, flag_key, hour, md5(value)) DO UPDATE
     SET evaluations = h.evaluations + excluded.evaluations
-), variant_users AS (
-    -- No probe before the upsert (as goal events have): a reporter that
-    -- dedups (the Go SDK) sends only triples new to it, which are almost
-    -- always new to the rollup too, and the upsert probes once anyway.
-    INSERT INTO impression_variant_users AS v (environment_id, flag_key, value, user_id, first_at)
-    SELECT environment_id, flag_key, value, user_id, min(at)
-    FROM batch
-    WHERE user_id IS NOT NULL
-    GROUP BY environment_id, flag_key, value, user_id
-    ORDER BY environment_id, flag_key, md5(value), user_id
-    ON CONFLICT (environment_id, flag_key, md5(value), user_id) DO UPDATE
-    SET first_at = excluded.first_at
-    WHERE excluded.first_at < v.first_at
-    -- xmax is 0 exactly for rows this statement inserted (not updated).
-    RETURNING v.environment_id, v.flag_key, v.value, (v.xmax = 0) AS inserted
+), firsts AS (
+    -- Sorted bytewise ("C"): cheaper than the database's collation, and
+    -- only grouping needs the order.
+    SELECT DISTINCT ON (f.flag_no, b.user_id COLLATE "C", v.value_no) f.flag_no, b.user_id, v.value_no, b.at, b.id
+    FROM batch b
+    JOIN measure_flags f ON f.environment_id = b.environment_id AND f.flag_key = b.flag_key
+    JOIN measure_values v ON v.flag_no = f.flag_no AND v.value = b.value
+    WHERE b.user_id IS NOT NULL
+    ORDER BY f.flag_no, b.user_id COLLATE "C", v.value_no, b.at, b.id
+), known AS (
+    -- An aggregate in LATERAL is never flattened into a join: one probe of
+    -- the primary key per (flag, user, value), whatever the table's size.
+    -- It finds the row of the value, if any, and the user's first exposure
+    -- (the one row marked first, when the user has rows).
+    SELECT n.flag_no, n.user_id, n.value_no, n.at, n.id, k.user_known, k.known_at, k.known_row,
+           k.cur_at, k.cur_id, k.cur_value, k.cur_row
+    FROM firsts n
+    CROSS JOIN LATERAL (
+        SELECT count(*) > 0 AS user_known,
+               min(u.first_at) FILTER (WHERE u.value_no = n.value_no) AS known_at,
+               min(u.ctid) FILTER (WHERE u.value_no = n.value_no) AS known_row,
+               min(u.first_at) FILTER (WHERE u.first) AS cur_at,
+               min(u.first_id) FILTER (WHERE u.first) AS cur_id,
+               min(u.value_no) FILTER (WHERE u.first) AS cur_value,
+               min(u.ctid) FILTER (WHERE u.first) AS cur_row
+        FROM impression_users u
+        WHERE u.flag_no = n.flag_no AND u.user_id = n.user_id
+    ) k
+), decided AS (
+    -- What the range changes: values new to the user, and known values it
+    -- has an earlier impression of; everything else is left alone. Per
+    -- user, the earliest change becomes the first exposure when it is
+    -- earlier than the current one (or the user is new), and one row of a
+    -- user new to the flag counts them. Window functions, not a join of two
+    -- CTEs: the planner cannot estimate a CTE's rows, and a nested loop over
+    -- two of them is quadratic.
+    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row, c.cur_value, c.cur_row,
+           (row_number() OVER per_user = 1 AND (c.cur_row IS NULL OR (c.at, c.id) < (c.cur_at, c.cur_id))) AS first,
+           bool_or(c.value_no = c.cur_value) OVER per_user AS cur_changed,
+           (row_number() OVER per_user = 1 AND NOT c.user_known) AS new_user
+    FROM known c
+    WHERE c.known_row IS NULL OR c.at < c.known_at
+    WINDOW per_user AS (PARTITION BY c.flag_no, c.user_id COLLATE "C" ORDER BY c.at, c.id
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+), inserted AS (
+    -- In the order of the window: by flag and user, near the key's order.
+    INSERT INTO impression_users (flag_no, user_id, value_no, first_at, first_id, first)
+    SELECT flag_no, user_id, value_no, at, id, first FROM decided
+    WHERE known_row IS NULL
+), earlier AS (
+    UPDATE impression_users u SET first_at = d.at, first_id = d.id, first = d.first
+    FROM decided d
+    WHERE d.known_row IS NOT NULL AND u.ctid = d.known_row
+), demoted AS (
+    -- The previous first exposure, when another value took its place and
+    -- the range did not change its own row (earlier, above, did).
+    UPDATE impression_users u SET first = false
+    FROM decided d
+    WHERE d.first AND d.cur_row IS NOT NULL AND d.cur_value <> d.value_no AND NOT d.cur_changed
+      AND u.ctid = d.cur_row
 ), value_users AS (
-    INSERT INTO impression_value_users AS c (environment_id, flag_key, value, users)
-    SELECT vu.environment_id, vu.flag_key, vu.value, count(*)
-    FROM variant_users vu
-    WHERE vu.inserted
-    GROUP BY vu.environment_id, vu.flag_key, vu.value
-    ORDER BY vu.environment_id, vu.flag_key, md5(vu.value)
-    ON CONFLICT (environment_id, flag_key, md5(value)) DO UPDATE
-    SET users = c.users + excluded.users
-), exposures AS (
-    INSERT INTO impression_exposures AS e (environment_id, flag_key, user_id, value, first_at)
-    SELECT DISTINCT ON (environment_id, flag_key, user_id) environment_id, flag_key, user_id, value, at
-    FROM batch
-    WHERE user_id IS NOT NULL
-    ORDER BY environment_id, flag_key, user_id, at, id
-    ON CONFLICT (environment_id, flag_key, user_id) DO UPDATE
-    SET value = excluded.value, first_at = excluded.first_at
-    WHERE excluded.first_at < e.first_at
-    -- xmax is 0 exactly for rows this statement inserted (not updated).
-    RETURNING e.environment_id, e.flag_key, (e.xmax = 0) AS inserted
+    UPDATE measure_values v SET users = v.users + c.n
+    FROM (SELECT value_no, count(*) AS n FROM decided WHERE known_row IS NULL GROUP BY value_no) c
+    WHERE v.value_no = c.value_no
 )
-INSERT INTO impression_flag_users AS f (environment_id, flag_key, users)
-SELECT environment_id, flag_key, count(*)
-FROM exposures
-WHERE inserted
-GROUP BY environment_id, flag_key
-ORDER BY environment_id, flag_key
-ON CONFLICT (environment_id, flag_key) DO UPDATE
-SET users = f.users + excluded.users;
+UPDATE measure_flags f SET users = f.users + c.n
+FROM (SELECT flag_no, count(*) AS n FROM decided WHERE new_user GROUP BY flag_no) c
+WHERE f.flag_no = c.flag_no;
 
 -- name: ListImpressions :many
 SELECT * FROM impressions
@@ -141,28 +203,34 @@ WITH tail AS (
            max(e.last_seen) AS last_seen
     FROM evaluations e
     GROUP BY e.flag_key
+), flags AS (
+    SELECT mf.flag_no, mf.flag_key, mf.users FROM measure_flags mf WHERE mf.environment_id = @environment_id
 ), new_users AS (
+    -- Users of the tail with no row of the flag (none at all when the flag
+    -- has no number yet).
     SELECT t.flag_key, count(DISTINCT t.user_id) AS users
     FROM tail t
+    LEFT JOIN flags f ON f.flag_key = t.flag_key
     WHERE t.user_id IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM impression_exposures x
-        WHERE x.environment_id = @environment_id AND x.flag_key = t.flag_key AND x.user_id = t.user_id)
+        SELECT 1 FROM impression_users x WHERE x.flag_no = f.flag_no AND x.user_id = t.user_id)
     GROUP BY t.flag_key
 )
 SELECT d.flag_key,
        d.total::bigint AS total,
        d.true_count::bigint AS true_count,
        d.false_count::bigint AS false_count,
-       (coalesce(u.users, 0) + coalesce(nu.users, 0))::bigint AS unique_users,
+       (coalesce(f.users, 0) + coalesce(nu.users, 0))::bigint AS unique_users,
        d.last_seen::timestamptz AS last_seen
 FROM d
-LEFT JOIN impression_flag_users u ON u.environment_id = @environment_id AND u.flag_key = d.flag_key
+LEFT JOIN flags f ON f.flag_key = d.flag_key
 LEFT JOIN new_users nu ON nu.flag_key = d.flag_key
 ORDER BY d.flag_key;
 
 -- name: ListExposureVariants :many
 -- Rollups through the watermarks plus the raw rows after them (read.go).
-WITH tail AS (
+WITH flag AS (
+    SELECT mf.flag_no FROM measure_flags mf WHERE mf.environment_id = @environment_id AND mf.flag_key = @flag_key
+), tail AS (
     SELECT i.user_id, i.value
     FROM impressions i
     WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key AND i.id > @impressions_after
@@ -178,16 +246,16 @@ WITH tail AS (
     WHERE s.environment_id = @environment_id AND s.flag_key = @flag_key AND s.id > @summaries_after
     GROUP BY s.value
 ), users AS (
-    SELECT vu.value, vu.users AS n
-    FROM impression_value_users vu
-    WHERE vu.environment_id = @environment_id AND vu.flag_key = @flag_key
+    SELECT mv.value, mv.users AS n
+    FROM measure_values mv
+    WHERE mv.flag_no = (SELECT flag_no FROM flag)
     UNION ALL
     SELECT t.value, count(DISTINCT t.user_id)
     FROM tail t
+    LEFT JOIN measure_values mv ON mv.flag_no = (SELECT flag_no FROM flag) AND mv.value = t.value
     WHERE t.user_id IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM impression_variant_users v
-        WHERE v.environment_id = @environment_id AND v.flag_key = @flag_key
-          AND md5(v.value) = md5(t.value) AND v.value = t.value AND v.user_id = t.user_id)
+        SELECT 1 FROM impression_users x
+        WHERE x.flag_no = mv.flag_no AND x.user_id = t.user_id AND x.value_no = mv.value_no)
     GROUP BY t.value
 )
 SELECT c.value,
@@ -223,38 +291,46 @@ ORDER BY d.day, d.value;
 
 -- name: GetFlagUsers :one
 -- Rollups through the watermark plus the raw rows after it (read.go).
-SELECT (coalesce((SELECT u.users FROM impression_flag_users u
-                  WHERE u.environment_id = @environment_id AND u.flag_key = @flag_key), 0)
+WITH flag AS (
+    SELECT mf.flag_no, mf.users FROM measure_flags mf WHERE mf.environment_id = @environment_id AND mf.flag_key = @flag_key
+)
+SELECT (coalesce((SELECT f.users FROM flag f), 0)
       + (SELECT count(DISTINCT i.user_id) FROM impressions i
          WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key AND i.id > @impressions_after
            AND i.user_id IS NOT NULL AND NOT EXISTS (
-               SELECT 1 FROM impression_exposures x
-               WHERE x.environment_id = @environment_id AND x.flag_key = @flag_key AND x.user_id = i.user_id)))::bigint;
+               SELECT 1 FROM impression_users x
+               WHERE x.flag_no = (SELECT f.flag_no FROM flag f) AND x.user_id = i.user_id)))::bigint;
 
 -- name: ListExperimentArms :many
 -- Per variant of first exposure: users exposed, and users whose latest goal
 -- event of the key occurred at or after their first exposure. Rollups
 -- through the watermarks plus the raw rows after them (read.go): a user's
--- first exposure in the tail replaces the rolled-up one only when it is
--- strictly earlier (ties go to the earlier ingest, which is rolled up).
-WITH tail AS (
+-- rolled-up first exposure is their row marked first; one in the tail
+-- replaces it only when it is strictly earlier (ties go to the earlier
+-- ingest, which is rolled up).
+WITH flag AS (
+    SELECT mf.flag_no FROM measure_flags mf WHERE mf.environment_id = @environment_id AND mf.flag_key = @flag_key
+), tail AS (
     SELECT DISTINCT ON (i.user_id) i.user_id, i.value, i.evaluated_at AS at
     FROM impressions i
     WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key
       AND i.id > @impressions_after AND i.user_id IS NOT NULL
     ORDER BY i.user_id, i.evaluated_at, i.id
+), rolled AS (
+    SELECT u.user_id, u.value_no, u.first_at
+    FROM impression_users u
+    WHERE u.flag_no = (SELECT f.flag_no FROM flag f) AND u.first
 ), firsts AS (
-    SELECT e.user_id, e.value, e.first_at
-    FROM impression_exposures e
-    WHERE e.environment_id = @environment_id AND e.flag_key = @flag_key
-      AND NOT EXISTS (SELECT 1 FROM tail t WHERE t.user_id = e.user_id AND t.at < e.first_at)
+    SELECT r.user_id, mv.value, r.first_at
+    FROM rolled r
+    JOIN measure_values mv ON mv.value_no = r.value_no
+    WHERE NOT EXISTS (SELECT 1 FROM tail t WHERE t.user_id = r.user_id AND t.at < r.first_at)
     UNION ALL
     SELECT t.user_id, t.value, t.at
     FROM tail t
     WHERE NOT EXISTS (
-        SELECT 1 FROM impression_exposures x
-        WHERE x.environment_id = @environment_id AND x.flag_key = @flag_key
-          AND x.user_id = t.user_id AND x.first_at <= t.at)
+        SELECT 1 FROM impression_users x
+        WHERE x.flag_no = (SELECT f.flag_no FROM flag f) AND x.user_id = t.user_id AND x.first_at <= t.at)
 ), goals AS (
     SELECT g.user_id, g.last_at
     FROM goal_event_users g
@@ -283,78 +359,81 @@ WHERE id IN (SELECT x.id FROM impressions x WHERE x.evaluated_at < @cutoff LIMIT
 -- name: DeleteExpiredImpressionDays :execrows
 DELETE FROM impression_daily WHERE day < @cutoff_day;
 
--- name: RefreshExpiredExposures :one
--- A batch of first exposures older than the cutoff: each becomes the user's
--- earliest remaining impression of the flag, or disappears (with the flag's
--- user counter) when none remains.
+-- name: RefreshExpiredImpressionUsers :many
+-- A batch of per-user rows whose first impression is older than the cutoff:
+-- each takes the earliest remaining impression of its (flag, user, value)
+-- (ties by id), or disappears, with its value's user counter and, when it
+-- was the user's last row of the flag, its flag's. It returns the batch's
+-- (flag, user) pairs, one per row, for MarkFirstExposures. The caller holds
+-- the impression fold's watermark lock: no fold changes the table meanwhile.
 WITH stale AS (
-    SELECT x.environment_id, x.flag_key, x.user_id FROM impression_exposures x
-    WHERE x.first_at < @cutoff
+    SELECT u.ctid::tid AS row, u.flag_no, u.user_id, u.value_no, f.environment_id, f.flag_key, v.value
+    FROM impression_users u
+    JOIN measure_flags f ON f.flag_no = u.flag_no
+    JOIN measure_values v ON v.value_no = u.value_no
+    WHERE u.first_at < @cutoff
     LIMIT @batch_size
-    FOR UPDATE SKIP LOCKED
 ), fresh AS (
-    SELECT s.environment_id, s.flag_key, s.user_id, f.value, f.evaluated_at
+    SELECT s.row, s.flag_no, s.user_id, s.value_no, r.evaluated_at, r.id
     FROM stale s
     LEFT JOIN LATERAL (
-        SELECT i.value, i.evaluated_at FROM impressions i
+        SELECT i.evaluated_at, i.id FROM impressions i
         WHERE i.environment_id = s.environment_id AND i.flag_key = s.flag_key
-          AND i.user_id = s.user_id AND i.evaluated_at >= @cutoff
+          AND i.user_id = s.user_id AND i.value = s.value AND i.evaluated_at >= @cutoff
         ORDER BY i.evaluated_at, i.id
         LIMIT 1
-    ) f ON true
+    ) r ON true
 ), updated AS (
-    UPDATE impression_exposures e SET value = f.value, first_at = f.evaluated_at
+    UPDATE impression_users u SET first_at = f.evaluated_at, first_id = f.id
     FROM fresh f
-    WHERE f.evaluated_at IS NOT NULL AND e.environment_id = f.environment_id
-      AND e.flag_key = f.flag_key AND e.user_id = f.user_id
+    WHERE f.evaluated_at IS NOT NULL AND u.ctid = f.row
 ), deleted AS (
-    DELETE FROM impression_exposures e
+    DELETE FROM impression_users u
     USING fresh f
-    WHERE f.evaluated_at IS NULL AND e.environment_id = f.environment_id
-      AND e.flag_key = f.flag_key AND e.user_id = f.user_id
-    RETURNING e.environment_id, e.flag_key
-), counted AS (
-    UPDATE impression_flag_users u SET users = u.users - c.n
-    FROM (SELECT environment_id, flag_key, count(*) AS n FROM deleted GROUP BY environment_id, flag_key) c
-    WHERE u.environment_id = c.environment_id AND u.flag_key = c.flag_key
+    WHERE f.evaluated_at IS NULL AND u.ctid = f.row
+    RETURNING u.flag_no, u.user_id, u.value_no
+), value_users AS (
+    UPDATE measure_values v SET users = v.users - c.n
+    FROM (SELECT d.value_no, count(*) AS n FROM deleted d GROUP BY d.value_no) c
+    WHERE v.value_no = c.value_no
+), gone AS (
+    -- Users left with no row of the flag. The statement's snapshot still
+    -- shows the rows it deletes, so count them against the user's rows.
+    SELECT d.flag_no, count(*) AS n
+    FROM (SELECT dd.flag_no, dd.user_id, count(*) AS k FROM deleted dd GROUP BY dd.flag_no, dd.user_id) d
+    WHERE d.k = (SELECT count(*) FROM impression_users x WHERE x.flag_no = d.flag_no AND x.user_id = d.user_id)
+    GROUP BY d.flag_no
+), flag_users AS (
+    UPDATE measure_flags f SET users = f.users - g.n
+    FROM gone g
+    WHERE f.flag_no = g.flag_no
 )
-SELECT count(*) FROM stale;
+SELECT st.flag_no, st.user_id FROM stale st;
 
--- name: RefreshExpiredVariantUsers :one
--- Like RefreshExpiredExposures, per flag, value and user.
-WITH stale AS (
-    SELECT x.environment_id, x.flag_key, x.value, x.user_id FROM impression_variant_users x
-    WHERE x.first_at < @cutoff
-    LIMIT @batch_size
-    FOR UPDATE SKIP LOCKED
-), fresh AS (
-    SELECT s.environment_id, s.flag_key, s.value, s.user_id,
-           (SELECT min(i.evaluated_at) FROM impressions i
-            WHERE i.environment_id = s.environment_id AND i.flag_key = s.flag_key
-              AND i.user_id = s.user_id AND i.value = s.value AND i.evaluated_at >= @cutoff) AS first_at
-    FROM stale s
-), updated AS (
-    UPDATE impression_variant_users v SET first_at = f.first_at
-    FROM fresh f
-    WHERE f.first_at IS NOT NULL AND v.environment_id = f.environment_id AND v.flag_key = f.flag_key
-      AND md5(v.value) = md5(f.value) AND v.value = f.value AND v.user_id = f.user_id
-), deleted AS (
-    DELETE FROM impression_variant_users v
-    USING fresh f
-    WHERE f.first_at IS NULL AND v.environment_id = f.environment_id AND v.flag_key = f.flag_key
-      AND md5(v.value) = md5(f.value) AND v.value = f.value AND v.user_id = f.user_id
-    RETURNING v.environment_id, v.flag_key, v.value
-), counted AS (
-    UPDATE impression_value_users u SET users = u.users - c.n
-    FROM (SELECT d.environment_id, d.flag_key, d.value, count(*) AS n FROM deleted d
-          GROUP BY d.environment_id, d.flag_key, d.value) c
-    WHERE u.environment_id = c.environment_id AND u.flag_key = c.flag_key
-      AND md5(u.value) = md5(c.value) AND u.value = c.value
+-- name: MarkFirstExposures :exec
+-- Marks each given user's earliest row of the flag (first_at, then
+-- first_id) first and their other rows not, after RefreshExpiredImpressionUsers
+-- moved or deleted some of them (in the same transaction).
+WITH pairs AS (
+    -- The arrays are zipped: unnest in a select list walks them together.
+    SELECT unnest(@flag_nos::integer[]) AS flag_no, unnest(@user_ids::text[]) AS user_id
+), users AS (
+    SELECT DISTINCT pr.flag_no, pr.user_id FROM pairs pr
+), marks AS (
+    SELECT x.row, (x.row = e.row) AS first
+    FROM users us
+    CROSS JOIN LATERAL (
+        SELECT y.ctid::tid AS row FROM impression_users y
+        WHERE y.flag_no = us.flag_no AND y.user_id = us.user_id
+        ORDER BY y.first_at, y.first_id
+        LIMIT 1
+    ) e
+    CROSS JOIN LATERAL (
+        SELECT y.ctid::tid AS row, y.first FROM impression_users y
+        WHERE y.flag_no = us.flag_no AND y.user_id = us.user_id
+    ) x
+    WHERE x.first <> (x.row = e.row)
 )
-SELECT count(*) FROM stale;
-
--- name: DeleteEmptyFlagUsers :execrows
-DELETE FROM impression_flag_users WHERE users <= 0;
-
--- name: DeleteEmptyValueUsers :execrows
-DELETE FROM impression_value_users WHERE users <= 0;
+UPDATE impression_users u SET first = m.first
+FROM marks m
+WHERE u.ctid = m.row;

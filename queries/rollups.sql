@@ -35,3 +35,10 @@ UPDATE rollup_watermarks SET folded_through = @folded_through WHERE kind = @kind
 -- deleted environment and holds off a deletion until the batch commits (whose
 -- trigger then clears it).
 SELECT id FROM environments WHERE id = @environment_id FOR KEY SHARE;
+
+-- name: SetMeasurementReadSettings :exec
+-- For the rest of a measurement read's transaction (server/measure/read.go):
+-- no JIT compilation, which costs tens of milliseconds per statement (more
+-- under load) and saves these bounded reads less, and room to sort and hash
+-- a flag's users in memory (experiment results).
+SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true);

@@ -7,47 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"sort"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/auth"
 )
-
-// scratchDatabase creates a fresh database next to adminURL's and returns
-// its URL, its name and a function that drops it.
-func scratchDatabase(ctx context.Context, adminURL string, keep bool) (string, string, func(), error) {
-	admin, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", "", nil, fmt.Errorf("connect %s: %w", adminURL, err)
-	}
-	name := fmt.Sprintf("switchyard_analytics_%d", time.Now().UnixNano()/1e6)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
-		return "", "", nil, fmt.Errorf("create database: %w", err)
-	}
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return "", "", nil, err
-	}
-	u.Path = "/" + name
-	return u.String(), name, func() {
-		ctx := context.Background()
-		defer admin.Close(ctx)
-		if keep {
-			fmt.Printf("kept database %s\n", name)
-			return
-		}
-		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			fmt.Fprintf(os.Stderr, "drop %s: %v\n", name, err)
-		}
-	}, nil
-}
 
 // fixture is what the tool arranges in the fresh database: an admin's
 // personal access token and a server SDK key per environment.
@@ -82,8 +50,8 @@ func arrange(ctx context.Context, dbURL, dbName, base string) (*fixture, error) 
 	}
 	var userID int64
 	if err := pool.QueryRow(ctx,
-		`INSERT INTO users (name, email, password_hash, role) VALUES ('bench', 'bench@example.com', $1, 'admin') RETURNING id`,
-		hash).Scan(&userID); err != nil {
+		`INSERT INTO users (name, email, password_hash, role) VALUES ('bench', $2, $1, 'admin') RETURNING id`,
+		hash, fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())).Scan(&userID); err != nil {
 		return nil, fmt.Errorf("create user: %w", err)
 	}
 	full, prefix, th, err := auth.NewCredential(auth.TokenKind)
@@ -172,6 +140,23 @@ func (fx *fixture) call(ctx context.Context, cred, method, path string, body any
 		}
 	}
 	return nil
+}
+
+// attach returns the fixture for a copy of the database it was arranged in
+// (the same token, keys and environments), served by the server at base.
+func (fx *fixture) attach(ctx context.Context, d database, base string) (*fixture, error) {
+	cfg, err := pgxpool.ParseConfig(d.url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = 16
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := *fx
+	c.pool, c.dbName, c.base = pool, d.name, base
+	return &c, nil
 }
 
 func (fx *fixture) envPath(slug string) string { return "/api/environments/" + fx.envs[slug].String() }

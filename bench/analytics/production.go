@@ -36,10 +36,10 @@ var prodFlags = []map[string]any{
 }
 
 // perUserTables hold a row per (flag, user) or (flag, user, value): the
-// raw impressions and the first-exposure rollups (docs/performance.md,
+// raw impressions and the per-user rollup (docs/performance.md,
 // Measurement). Their rows are charged to first-seen triples; every other
 // table's rows to evaluations.
-var perUserTables = map[string]bool{"impressions": true, "impression_exposures": true, "impression_variant_users": true}
+var perUserTables = map[string]bool{"impressions": true, "impression_users": true}
 
 // bitset is a set of user indexes.
 type bitset []uint64

@@ -88,7 +88,7 @@ func TestRetentionPurge(t *testing.T) {
 	}
 
 	// A second purge finds nothing.
-	if res, err := svc.PurgeExpired(t.Context(), measure.RetentionConfig{Days: 90}); err != nil || res.Impressions+res.GoalEvents+res.ExposuresRefreshed != 0 {
+	if res, err := svc.PurgeExpired(t.Context(), measure.RetentionConfig{Days: 90}); err != nil || res.Impressions+res.GoalEvents+res.UsersRefreshed != 0 {
 		t.Errorf("second purge = %+v, %v", res, err)
 	}
 }

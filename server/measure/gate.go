@@ -58,6 +58,31 @@ type gate struct {
 	tails    [gateKinds]int64 // unfolded rows at the last look plus rows admitted since
 	lookedAt time.Time
 	looking  chan struct{} // non-nil while a look is under way; closed when it ends
+	// folded is closed (and replaced) when this instance's folder has folded
+	// a turn, so that batches held at the limit look again at once instead
+	// of at the next probe; nil until a batch waits for it.
+	folded chan struct{}
+	held   int // batches waiting at the limit; the folder does not rest while there are any
+}
+
+// foldedTurn tells the gate that this instance's folder has just moved a
+// watermark: the last look is stale, and the batches held at the limit look
+// again now.
+func (g *gate) foldedTurn() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lookedAt = time.Time{}
+	if g.folded != nil {
+		close(g.folded)
+		g.folded = nil
+	}
+}
+
+// holding reports whether batches are waiting at the limit.
+func (g *gate) holding() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held > 0
 }
 
 // admit returns once n rows of kind may be copied: at once while the tail
@@ -72,6 +97,13 @@ func (s *Service) admit(ctx context.Context, kind int, n int) error {
 	}
 	deadline := time.Now().Add(g.wait)
 	held := false // the batch found the tail at its limit
+	defer func() {
+		if held {
+			g.mu.Lock()
+			g.held--
+			g.mu.Unlock()
+		}
+	}()
 	for {
 		g.mu.Lock()
 		if time.Since(g.lookedAt) < gateProbeEvery {
@@ -85,7 +117,10 @@ func (s *Service) admit(ctx context.Context, kind int, n int) error {
 				}
 				return nil
 			}
-			held = true
+			if !held {
+				held = true
+				g.held++
+			}
 			if time.Now().After(deadline) {
 				g.tails[kind] += int64(n)
 				unfolded := g.tails[kind]
@@ -97,11 +132,17 @@ func (s *Service) admit(ctx context.Context, kind int, n int) error {
 			}
 		}
 		wait, look := g.looking, false
+		var folded chan struct{}
 		if wait == nil {
 			if time.Since(g.lookedAt) < gateProbeEvery {
-				// Fresh but over the limit: wait for the next look.
+				// Fresh but over the limit: wait for the next look, or for
+				// this instance's folder, whichever comes first.
 				wait = make(chan struct{})
 				time.AfterFunc(time.Until(g.lookedAt.Add(gateProbeEvery)), func() { close(wait) })
+				if g.folded == nil {
+					g.folded = make(chan struct{})
+				}
+				folded = g.folded
 			} else {
 				g.looking = make(chan struct{})
 				wait, look = g.looking, true
@@ -113,6 +154,7 @@ func (s *Service) admit(ctx context.Context, kind int, n int) error {
 		}
 		select {
 		case <-wait:
+		case <-folded:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

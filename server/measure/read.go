@@ -30,6 +30,9 @@ func snapshotRead[T any](ctx context.Context, s *Service, p *auth.Principal, env
 		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 			return zero, err
 		}
+		if err := q.SetMeasurementReadSettings(ctx); err != nil {
+			return zero, err
+		}
 		marks, err := q.GetRollupWatermarks(ctx)
 		if err != nil {
 			return zero, err

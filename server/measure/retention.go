@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/store"
 )
 
 // RetentionConfig configures the retention loop; its zero value works.
@@ -33,13 +34,12 @@ func (c RetentionConfig) withDefaults() RetentionConfig {
 
 // PurgeResult counts what one purge removed or recomputed.
 type PurgeResult struct {
-	Cutoff              time.Time
-	Impressions         int64
-	Summaries           int64
-	GoalEvents          int64
-	ExposuresRefreshed  int64 // first exposures recomputed or deleted
-	VariantUsersRefresh int64
-	GoalEventUsers      int64
+	Cutoff         time.Time
+	Impressions    int64
+	Summaries      int64
+	GoalEvents     int64
+	UsersRefreshed int64 // per-user rows (impression_users) recomputed or deleted
+	GoalEventUsers int64
 }
 
 // RetentionCutoff is the first instant that is kept: UTC midnight of the
@@ -70,11 +70,8 @@ func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeR
 		{"impressions", &res.Impressions, func() (int64, error) {
 			return q.DeleteExpiredImpressions(ctx, db.DeleteExpiredImpressionsParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
 		}},
-		{"first exposures", &res.ExposuresRefreshed, func() (int64, error) {
-			return q.RefreshExpiredExposures(ctx, db.RefreshExpiredExposuresParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
-		}},
-		{"variant users", &res.VariantUsersRefresh, func() (int64, error) {
-			return q.RefreshExpiredVariantUsers(ctx, db.RefreshExpiredVariantUsersParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+		{"per-user rows", &res.UsersRefreshed, func() (int64, error) {
+			return s.refreshExpiredUsers(ctx, cutoff, cfg.BatchSize)
 		}},
 		{"summaries", &res.Summaries, func() (int64, error) {
 			return q.DeleteExpiredSummaries(ctx, db.DeleteExpiredSummariesParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
@@ -107,16 +104,34 @@ func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeR
 	if _, err := q.DeleteExpiredEvaluationHours(ctx, s.now().Add(-statusWindow-24*time.Hour)); err != nil {
 		return res, fmt.Errorf("purge evaluation hours: %w", err)
 	}
-	if _, err := q.DeleteEmptyFlagUsers(ctx); err != nil {
-		return res, fmt.Errorf("purge flag user counters: %w", err)
-	}
-	if _, err := q.DeleteEmptyValueUsers(ctx); err != nil {
-		return res, fmt.Errorf("purge value user counters: %w", err)
-	}
 	if _, err := q.DeleteEmptyEventKeys(ctx); err != nil {
 		return res, fmt.Errorf("purge event keys: %w", err)
 	}
 	return res, nil
+}
+
+// refreshExpiredUsers recomputes or deletes one batch of per-user rows
+// whose first impression is older than cutoff. It holds the impression
+// fold's watermark lock, as a fold does: the fold is the table's only other
+// writer, and decides from what it reads whether to insert or update.
+func (s *Service) refreshExpiredUsers(ctx context.Context, cutoff time.Time, batch int32) (int64, error) {
+	n, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (int64, error) {
+		if _, err := q.LockRollupWatermark(ctx, rollupImpressions); err != nil {
+			return 0, err
+		}
+		rows, err := q.RefreshExpiredImpressionUsers(ctx, db.RefreshExpiredImpressionUsersParams{Cutoff: cutoff, BatchSize: batch})
+		if err != nil || len(rows) == 0 {
+			return 0, err
+		}
+		// A moved or deleted row may have been, or may now be, its user's
+		// first exposure.
+		p := db.MarkFirstExposuresParams{FlagNos: make([]int32, len(rows)), UserIds: make([]string, len(rows))}
+		for i, r := range rows {
+			p.FlagNos[i], p.UserIds[i] = r.FlagNo, r.UserID
+		}
+		return int64(len(rows)), q.MarkFirstExposures(ctx, p)
+	})
+	return n, store.AdaptError(err)
 }
 
 // RunRetention purges expired measurement data once at start and then every

@@ -178,7 +178,9 @@ func (s *Service) foldKind(ctx context.Context, kind string, through int64) erro
 			p := db.FoldImpressionsParams{AfterID: from, ThroughID: to}
 			switch kind {
 			case rollupImpressions:
-				err = q.FoldImpressions(ctx, p)
+				if err = q.InternImpressionKeys(ctx, db.InternImpressionKeysParams(p)); err == nil {
+					err = q.FoldImpressions(ctx, p)
+				}
 			case rollupSummaries:
 				err = q.FoldSummaries(ctx, db.FoldSummariesParams(p))
 			default:
@@ -226,8 +228,10 @@ func (c FolderConfig) withDefaults() FolderConfig {
 // long as the turn took, and looks again at once rather than at the next
 // tick: reads add up the unfolded tail (read.go), so the folder must keep
 // pace with sustained ingest, taking up to four fifths of one core from it.
-// When the backlog has reached the ingest gate's limit, ingest is waiting
-// for the folder (gate.go), and the folder does not rest.
+// When the backlog has reached the ingest gate's limit, or batches are
+// held at it, ingest is waiting for the folder (gate.go): the folder does
+// not rest, folds whatever there is, and wakes the held batches after each
+// turn so that they look at the backlog again at once.
 const (
 	activeChunk = 20_000
 	activeRest  = 0.25
@@ -261,7 +265,7 @@ func (s *Service) RunRollupFolder(ctx context.Context, cfg FolderConfig) {
 		}
 		switch {
 		case !rationed || err != nil:
-		case s.gate.max > 0 && backlog >= s.gate.max:
+		case s.gate.holding() || s.gate.max > 0 && backlog >= s.gate.max:
 			rest = time.After(0) // ingest waits at the gate: fold on
 		default:
 			rest = time.After(time.Duration(activeRest * float64(time.Since(start))))
@@ -285,8 +289,12 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 	case backlog <= 0:
 		return false, backlog, nil
 	case idle:
-		return false, backlog, s.foldPending(ctx)
-	case backlog < cfg.MaxBacklog:
+		err := s.foldPending(ctx)
+		s.gate.foldedTurn()
+		return false, backlog, err
+	case backlog < cfg.MaxBacklog && !s.gate.holding():
+		// Batches held at the gate wait for this folder: it folds whatever
+		// there is rather than wait for the backlog to grow.
 		return false, backlog, nil
 	}
 	h, err := s.ingestBarrier(ctx)
@@ -296,5 +304,7 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 	h.impressions = min(h.impressions, marks.impressions+activeChunk)
 	h.events = min(h.events, marks.events+activeChunk)
 	h.summaries = min(h.summaries, marks.summaries+activeChunk)
-	return true, backlog, s.foldThrough(ctx, h)
+	err = s.foldThrough(ctx, h)
+	s.gate.foldedTurn()
+	return true, backlog, err
 }

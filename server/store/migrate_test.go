@@ -18,8 +18,8 @@ import (
 var wantTables = []string{
 	"audit_entries", "change_log", "change_requests", "chat_deliveries", "chat_integrations",
 	"environments", "evaluation_hours", "experiments", "flags", "goal_event_keys", "goal_event_users", "goal_events",
-	"impression_daily", "impression_exposures", "impression_flag_users", "impression_summaries", "impression_value_users", "impression_variant_users", "impressions",
-	"login_attempts", "notification_outbox", "personal_access_tokens", "project_members", "projects",
+	"impression_daily", "impression_summaries", "impression_users", "impressions",
+	"login_attempts", "measure_flags", "measure_values", "notification_outbox", "personal_access_tokens", "project_members", "projects",
 	"release_arm_metrics", "release_checks", "release_user_metrics", "release_users", "releases", "rollup_watermarks",
 	"scheduled_changes", "scim_group_members", "scim_groups", "scim_tokens", "scim_users",
 	"sdk_keys", "segments", "sessions", "sso_used_states", "users",
