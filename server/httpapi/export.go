@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -17,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/internal/jsonappend"
 	"github.com/switchyard/switchyard/server/measure"
 )
 
@@ -205,13 +205,13 @@ func appendImpression(b []byte, im db.ListImpressionsForExportRow) []byte {
 	b = append(b, `,"evaluated_at":`...)
 	b = appendTime(b, im.EvaluatedAt)
 	b = append(b, `,"flag_key":`...)
-	b = appendString(b, im.FlagKey)
+	b = jsonappend.String(b, im.FlagKey)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendInt(b, im.ID, 10)
 	b = append(b, `,"user_id":`...)
 	b = appendNullableString(b, im.UserID)
 	b = append(b, `,"value":`...)
-	b = appendString(b, im.Value)
+	b = jsonappend.String(b, im.Value)
 	return append(b, '}')
 }
 
@@ -220,7 +220,7 @@ func appendGoalEvent(b []byte, e db.ListGoalEventsForExportRow) []byte {
 	b = append(b, `{"context":`...)
 	b = appendRawJSON(b, e.Context)
 	b = append(b, `,"event_key":`...)
-	b = appendString(b, e.EventKey)
+	b = jsonappend.String(b, e.EventKey)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendInt(b, e.ID, 10)
 	b = append(b, `,"occurred_at":`...)
@@ -247,7 +247,7 @@ func appendNullableString(b []byte, s *string) []byte {
 	if s == nil {
 		return append(b, "null"...)
 	}
-	return appendString(b, *s)
+	return jsonappend.String(b, *s)
 }
 
 // appendRawJSON writes a stored jsonb value, as PostgreSQL renders it,
@@ -282,62 +282,6 @@ func appendRawJSON(b []byte, raw string) []byte {
 		b = append(b, c)
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string the way encoding/json does:
-// control characters, quotes and backslashes escaped, and <, > and & too
-// (HTML-safe, as json.Marshal writes them); invalid UTF-8 becomes U+FFFD,
-// and U+2028 and U+2029 are escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // appendFloat writes f as encoding/json writes a float64: the shortest

@@ -3,6 +3,8 @@ package ofrep
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/switchyard/switchyard/server/internal/jsonappend"
 )
 
 // The answers are encoded by appending, not through encoding/json's
@@ -15,7 +17,7 @@ import (
 // appendResult appends res as json.Marshal encodes it.
 func appendResult(b []byte, res result) ([]byte, error) {
 	b = append(b, `{"key":`...)
-	b = appendString(b, res.Key)
+	b = jsonappend.String(b, res.Key)
 	if res.Value != nil {
 		b = append(b, `,"value":`...)
 		var err error
@@ -24,10 +26,10 @@ func appendResult(b []byte, res result) ([]byte, error) {
 		}
 	}
 	b = append(b, `,"reason":`...)
-	b = appendString(b, res.Reason)
+	b = jsonappend.String(b, res.Reason)
 	if res.Variant != nil {
 		b = append(b, `,"variant":`...)
-		b = appendString(b, *res.Variant)
+		b = jsonappend.String(b, *res.Variant)
 	}
 	b = append(b, `,"metadata":{"version":`...)
 	b = strconv.AppendInt(b, res.Metadata.Version, 10)
@@ -52,9 +54,9 @@ func appendBulk(b []byte, flags []result, streams []eventStream) ([]byte, error)
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":`...)
-		b = appendString(b, s.Type)
+		b = jsonappend.String(b, s.Type)
 		b = append(b, `,"url":`...)
-		b = appendString(b, s.URL)
+		b = jsonappend.String(b, s.URL)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...), nil
@@ -67,7 +69,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, v), nil
 	case string:
-		return appendString(b, v), nil
+		return jsonappend.String(b, v), nil
 	case json.RawMessage:
 		if plainInteger(v) {
 			return append(b, v...), nil
@@ -96,19 +98,4 @@ func plainInteger(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// appendString appends s as a JSON string. Printable ASCII other than the
-// characters encoding/json escapes ('"', '\\' and, for HTML, '<', '>', '&')
-// is copied; anything else goes through encoding/json.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, _ := json.Marshal(s) // a string always encodes
-			return append(b, enc...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

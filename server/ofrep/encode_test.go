@@ -37,15 +37,3 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
-
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<&>", "\"\\", "\u2028\u2029", "\xff\xfe", "é"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}
