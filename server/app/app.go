@@ -35,7 +35,10 @@ import (
 // SIGTERM: up to 10 s (docs/reference/server.md, Shutdown).
 const shutdownTimeout = 10 * time.Second
 
-// startupTimeout bounds connecting, migrating and seeding at start.
+// startupTimeout bounds connecting and seeding at start. Migrations are not
+// under it: one that rewrites a large table (an index over millions of
+// impressions) may rightly take minutes, and cutting it short would only make
+// every restart start it again. They end with ctx, that is on SIGTERM.
 const startupTimeout = 60 * time.Second
 
 // Run is the whole program: it reads the configuration from lookupEnv, starts
@@ -137,7 +140,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			pool.Close()
 		}
 	}()
-	if err := store.Migrate(startCtx, pool, logger); err != nil {
+	if err := store.Migrate(ctx, pool, logger); err != nil {
 		return nil, err
 	}
 	sealer, err := auth.NewSealer(cfg.SessionSecret)
