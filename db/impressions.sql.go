@@ -302,12 +302,12 @@ func (q *Queries) InternImpressionKeys(ctx context.Context, arg InternImpression
 
 const listExperimentArms = `-- name: ListExperimentArms :many
 WITH flag AS (
-    SELECT mf.flag_no FROM measure_flags mf WHERE mf.environment_id = $1 AND mf.flag_key = $2
+    SELECT mf.flag_no FROM measure_flags mf WHERE mf.environment_id = $1 AND mf.flag_key = $3
 ), tail AS (
     SELECT DISTINCT ON (i.user_id) i.user_id, i.value, i.evaluated_at AS at
     FROM impressions i
-    WHERE i.environment_id = $1 AND i.flag_key = $2
-      AND i.id > $3 AND i.user_id IS NOT NULL
+    WHERE i.environment_id = $1 AND i.flag_key = $3
+      AND i.id > $4 AND i.user_id IS NOT NULL
     ORDER BY i.user_id, i.evaluated_at, i.id
 ), rolled AS (
     SELECT u.user_id, u.value_no, u.first_at
@@ -324,33 +324,29 @@ WITH flag AS (
     WHERE NOT EXISTS (
         SELECT 1 FROM impression_users x
         WHERE x.flag_no = (SELECT f.flag_no FROM flag f) AND x.user_id = t.user_id AND x.first_at <= t.at)
-), goals AS (
-    SELECT g.user_id, g.last_at
-    FROM goal_event_users g
-    WHERE g.environment_id = $1 AND g.event_key = $4
-    UNION ALL
-    SELECT ge.user_id, max(ge.occurred_at)
+), tail_goals AS (
+    SELECT ge.user_id, max(ge.occurred_at) AS last_at
     FROM goal_events ge
-    WHERE ge.environment_id = $1 AND ge.event_key = $4
+    WHERE ge.environment_id = $1 AND ge.event_key = $2
       AND ge.id > $5 AND ge.user_id IS NOT NULL
     GROUP BY ge.user_id
-), last_goal AS (
-    SELECT gl.user_id, max(gl.last_at) AS last_at FROM goals gl GROUP BY gl.user_id
 )
 SELECT f.value AS variant,
        count(*)::bigint AS exposed,
-       count(*) FILTER (WHERE lg.last_at >= f.first_at)::bigint AS converted
+       count(*) FILTER (WHERE greatest(g.last_at, tg.last_at) >= f.first_at)::bigint AS converted
 FROM firsts f
-LEFT JOIN last_goal lg ON lg.user_id = f.user_id
+LEFT JOIN goal_event_users g
+       ON g.environment_id = $1 AND g.event_key = $2 AND g.user_id = f.user_id
+LEFT JOIN tail_goals tg ON tg.user_id = f.user_id
 GROUP BY f.value
 ORDER BY f.value
 `
 
 type ListExperimentArmsParams struct {
 	EnvironmentID    uuid.UUID
+	GoalEventKey     string
 	FlagKey          string
 	ImpressionsAfter int64
-	GoalEventKey     string
 	EventsAfter      int64
 }
 
@@ -366,12 +362,14 @@ type ListExperimentArmsRow struct {
 // rolled-up first exposure is their row marked first; one in the tail
 // replaces it only when it is strictly earlier (ties go to the earlier
 // ingest, which is rolled up).
+// A user's latest goal event is the later of their rolled-up one (one row
+// per user: a join, not a regrouping of every user's) and the tail's.
 func (q *Queries) ListExperimentArms(ctx context.Context, arg ListExperimentArmsParams) ([]ListExperimentArmsRow, error) {
 	rows, err := q.db.Query(ctx, listExperimentArms,
 		arg.EnvironmentID,
+		arg.GoalEventKey,
 		arg.FlagKey,
 		arg.ImpressionsAfter,
-		arg.GoalEventKey,
 		arg.EventsAfter,
 	)
 	if err != nil {

@@ -331,24 +331,22 @@ WITH flag AS (
     WHERE NOT EXISTS (
         SELECT 1 FROM impression_users x
         WHERE x.flag_no = (SELECT f.flag_no FROM flag f) AND x.user_id = t.user_id AND x.first_at <= t.at)
-), goals AS (
-    SELECT g.user_id, g.last_at
-    FROM goal_event_users g
-    WHERE g.environment_id = @environment_id AND g.event_key = @goal_event_key
-    UNION ALL
-    SELECT ge.user_id, max(ge.occurred_at)
+), tail_goals AS (
+    SELECT ge.user_id, max(ge.occurred_at) AS last_at
     FROM goal_events ge
     WHERE ge.environment_id = @environment_id AND ge.event_key = @goal_event_key
       AND ge.id > @events_after AND ge.user_id IS NOT NULL
     GROUP BY ge.user_id
-), last_goal AS (
-    SELECT gl.user_id, max(gl.last_at) AS last_at FROM goals gl GROUP BY gl.user_id
 )
+-- A user's latest goal event is the later of their rolled-up one (one row
+-- per user: a join, not a regrouping of every user's) and the tail's.
 SELECT f.value AS variant,
        count(*)::bigint AS exposed,
-       count(*) FILTER (WHERE lg.last_at >= f.first_at)::bigint AS converted
+       count(*) FILTER (WHERE greatest(g.last_at, tg.last_at) >= f.first_at)::bigint AS converted
 FROM firsts f
-LEFT JOIN last_goal lg ON lg.user_id = f.user_id
+LEFT JOIN goal_event_users g
+       ON g.environment_id = @environment_id AND g.event_key = @goal_event_key AND g.user_id = f.user_id
+LEFT JOIN tail_goals tg ON tg.user_id = f.user_id
 GROUP BY f.value
 ORDER BY f.value;
 
