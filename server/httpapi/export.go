@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"compress/gzip"
 	"context"
 	"io"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/apperr"
@@ -150,7 +150,10 @@ func (x *exportWriter) start() {
 		hdr.Set("Content-Encoding", "gzip")
 		// The fastest level: NDJSON of repetitive keys compresses about
 		// sevenfold even so, and a higher level would make compression,
-		// not the database or the network, the export's pace.
+		// not the database or the network, the export's pace. For the same
+		// reason the compressor is klauspost/compress's rather than the
+		// standard library's: the same format, any gzip reader decodes it,
+		// in about half the CPU.
 		x.zw, _ = gzip.NewWriterLevel(x.w, gzip.BestSpeed)
 		x.body = x.zw
 	}
