@@ -40,12 +40,14 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/measure"
+	"github.com/switchyard/switchyard/server/store"
 )
 
 const batchSize = 500
@@ -143,7 +145,9 @@ func run(ctx context.Context, o options) error {
 	defer func() { stop(); <-served }()
 	base := "http://" + a.Addr()
 
-	pool, err := pgxpool.New(ctx, dbURL)
+	// Opened as the server opens its own, so that the core path encodes ids
+	// the same way (store.Open).
+	pool, err := store.Open(ctx, dbURL, 0)
 	if err != nil {
 		return err
 	}
@@ -312,7 +316,7 @@ func compareIngest(ctx context.Context, o options, pool *pgxpool.Pool, base stri
 			b := g.batch(r)
 			rawRows[i] = make([][]any, len(b))
 			for j, im := range b {
-				rawRows[i][j] = []any{envs["staging"], im.FlagKey, im.UserID, im.Value, nil, im.EvaluatedAt}
+				rawRows[i][j] = []any{pgtype.UUID{Bytes: envs["staging"], Valid: true}, im.FlagKey, im.UserID, im.Value, nil, im.EvaluatedAt}
 			}
 			if bodies[i], err = json.Marshal(b); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -43,6 +44,10 @@ func Open(ctx context.Context, databaseURL string, maxConns int32) (*pgxpool.Poo
 		// The liveness ping of an idle connection, before it is handed out,
 		// waits no longer than a new connection would.
 		cfg.PingTimeout = defaultConnectTimeout
+	}
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		encodeUUIDsAsBytes(conn.TypeMap())
+		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

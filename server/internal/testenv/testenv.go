@@ -115,10 +115,11 @@ func EmptyDatabaseURL(t testing.TB) string {
 	return createDatabase(t, adminURL(t), "template0")
 }
 
-// Pool returns a pool on a fresh database from DatabaseURL, closed when the test ends.
+// Pool returns a pool on a fresh database from DatabaseURL, opened the way the
+// server opens its own (store.Open), closed when the test ends.
 func Pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgxpool.New(t.Context(), DatabaseURL(t))
+	pool, err := store.Open(t.Context(), DatabaseURL(t), 0)
 	if err != nil {
 		t.Fatalf("testenv: connect: %v", err)
 	}
