@@ -307,7 +307,10 @@ SELECT (coalesce((SELECT f.users FROM flag f), 0)
 -- through the watermarks plus the raw rows after them (read.go): a user's
 -- rolled-up first exposure is their row marked first; one in the tail
 -- replaces it only when it is strictly earlier (ties go to the earlier
--- ingest, which is rolled up).
+-- ingest, which is rolled up). A user's latest goal event is the later of
+-- their rolled-up one (one row per user: a join, not a regrouping of every
+-- user's) and the tail's. Rolled-up users are counted per value number and
+-- named once per value afterwards, rather than each user's value looked up.
 WITH flag AS (
     SELECT mf.flag_no FROM measure_flags mf WHERE mf.environment_id = @environment_id AND mf.flag_key = @flag_key
 ), tail AS (
@@ -316,39 +319,42 @@ WITH flag AS (
     WHERE i.environment_id = @environment_id AND i.flag_key = @flag_key
       AND i.id > @impressions_after AND i.user_id IS NOT NULL
     ORDER BY i.user_id, i.evaluated_at, i.id
-), rolled AS (
-    SELECT u.user_id, u.value_no, u.first_at
-    FROM impression_users u
-    WHERE u.flag_no = (SELECT f.flag_no FROM flag f) AND u.first
-), firsts AS (
-    SELECT r.user_id, mv.value, r.first_at
-    FROM rolled r
-    JOIN measure_values mv ON mv.value_no = r.value_no
-    WHERE NOT EXISTS (SELECT 1 FROM tail t WHERE t.user_id = r.user_id AND t.at < r.first_at)
-    UNION ALL
-    SELECT t.user_id, t.value, t.at
-    FROM tail t
-    WHERE NOT EXISTS (
-        SELECT 1 FROM impression_users x
-        WHERE x.flag_no = (SELECT f.flag_no FROM flag f) AND x.user_id = t.user_id AND x.first_at <= t.at)
 ), tail_goals AS (
     SELECT ge.user_id, max(ge.occurred_at) AS last_at
     FROM goal_events ge
     WHERE ge.environment_id = @environment_id AND ge.event_key = @goal_event_key
       AND ge.id > @events_after AND ge.user_id IS NOT NULL
     GROUP BY ge.user_id
+), rolled AS (
+    SELECT u.value_no, count(*) AS exposed,
+           count(*) FILTER (WHERE greatest(g.last_at, tg.last_at) >= u.first_at) AS converted
+    FROM impression_users u
+    LEFT JOIN goal_event_users g
+           ON g.environment_id = @environment_id AND g.event_key = @goal_event_key AND g.user_id = u.user_id
+    LEFT JOIN tail_goals tg ON tg.user_id = u.user_id
+    WHERE u.flag_no = (SELECT f.flag_no FROM flag f) AND u.first
+      AND NOT EXISTS (SELECT 1 FROM tail t WHERE t.user_id = u.user_id AND t.at < u.first_at)
+    GROUP BY u.value_no
+), fresh AS (
+    SELECT t.value, count(*) AS exposed,
+           count(*) FILTER (WHERE greatest(g.last_at, tg.last_at) >= t.at) AS converted
+    FROM tail t
+    LEFT JOIN goal_event_users g
+           ON g.environment_id = @environment_id AND g.event_key = @goal_event_key AND g.user_id = t.user_id
+    LEFT JOIN tail_goals tg ON tg.user_id = t.user_id
+    WHERE NOT EXISTS (
+        SELECT 1 FROM impression_users x
+        WHERE x.flag_no = (SELECT f.flag_no FROM flag f) AND x.user_id = t.user_id AND x.first_at <= t.at)
+    GROUP BY t.value
+), counts AS (
+    SELECT mv.value, r.exposed, r.converted FROM rolled r JOIN measure_values mv ON mv.value_no = r.value_no
+    UNION ALL
+    SELECT f.value, f.exposed, f.converted FROM fresh f
 )
--- A user's latest goal event is the later of their rolled-up one (one row
--- per user: a join, not a regrouping of every user's) and the tail's.
-SELECT f.value AS variant,
-       count(*)::bigint AS exposed,
-       count(*) FILTER (WHERE greatest(g.last_at, tg.last_at) >= f.first_at)::bigint AS converted
-FROM firsts f
-LEFT JOIN goal_event_users g
-       ON g.environment_id = @environment_id AND g.event_key = @goal_event_key AND g.user_id = f.user_id
-LEFT JOIN tail_goals tg ON tg.user_id = f.user_id
-GROUP BY f.value
-ORDER BY f.value;
+SELECT c.value AS variant, sum(c.exposed)::bigint AS exposed, sum(c.converted)::bigint AS converted
+FROM counts c
+GROUP BY c.value
+ORDER BY c.value;
 
 -- name: DeleteExpiredImpressions :execrows
 DELETE FROM impressions
