@@ -389,3 +389,36 @@ func TestSCIMGroupChangeAppliesToTheNextRequest(t *testing.T) {
 	patchGroup(t, w.s, tok, gid, entraMembers("Remove", uid))
 	read("right after leaving the group", http.StatusNotFound)
 }
+
+// Reactivating a user by hand (PATCH /api/users/{id}) applies the group
+// rules as they are now, as SCIM's reactivation does: a mapping and an admin
+// group configured while the user was away take effect on their return, and
+// the answer shows the role the rules gave.
+func TestReactivationByHandAppliesGroupRules(t *testing.T) {
+	t.Parallel()
+	w := newSSOWorld(t, nil)
+	p := newProject(t, w.s, w.admin)
+	tok := scimToken(t, w.s, w.admin)
+	ann := scimUser(t, w.s, tok, "ann@example.com")
+	scimGroup(t, w.s, tok, oktaGroup("Checkout Team", ann))
+	must(t, w.s, w.admin, "PATCH", "/api/users/"+ann, map[string]bool{"active": false}, http.StatusOK, nil)
+
+	w.configure(t, map[string]any{
+		"group_mappings": []map[string]any{{"group": "Checkout Team", "project_id": p.ID, "role": "editor"}},
+		"admin_groups":   []string{"Checkout Team"},
+	})
+	wantMembership(t, w.s, p.ID, ann, "", "", "rules changed while away")
+	if got := workspaceRole(t, w.s, ann); got != "viewer" {
+		t.Fatalf("while away: workspace role %s, want viewer", got)
+	}
+
+	var u struct {
+		Role   string `json:"role"`
+		Active bool   `json:"active"`
+	}
+	must(t, w.s, w.admin, "PATCH", "/api/users/"+ann, map[string]bool{"active": true}, http.StatusOK, &u)
+	wantMembership(t, w.s, p.ID, ann, "editor", "sso", "reactivated by hand")
+	if !u.Active || u.Role != "admin" || workspaceRole(t, w.s, ann) != "admin" {
+		t.Errorf("reactivated: answer active=%v role=%s, stored role %s; want true, admin, admin", u.Active, u.Role, workspaceRole(t, w.s, ann))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/groupsync"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -94,7 +95,8 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInpu
 // another. Deactivating deletes the user's sessions and, through the trigger
 // on users.active, revokes everything they hold on every instance; their
 // tokens are refused while they stay deactivated (docs/reference/identity.md,
-// Deactivation). Workspace admin.
+// Deactivation). Reactivating applies single sign-on's group rules as they
+// are now, as SCIM's reactivation does. Workspace admin.
 func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, patch UserPatch) (db.ListUsersRow, error) {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return db.ListUsersRow{}, err
@@ -113,11 +115,13 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 	}
 	demotes := patch.Role != nil && *patch.Role != auth.RoleAdmin
 	deactivates := patch.Active != nil && !*patch.Active
+	activates := patch.Active != nil && *patch.Active
 	if deactivates && id == p.UserID {
 		return db.ListUsersRow{}, errDeactSelf
 	}
 	return txV(ctx, s, func(q *db.Queries) (db.ListUsersRow, error) {
-		if demotes || deactivates {
+		// Reactivating applies the group rules, which may demote an admin.
+		if demotes || deactivates || activates {
 			if err := q.LockWorkspace(ctx); err != nil {
 				return db.ListUsersRow{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
 			}
@@ -147,6 +151,19 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 			if err := q.DeleteSessionsByUser(ctx, id); err != nil {
 				return db.ListUsersRow{}, fmt.Errorf("end sessions: %w", store.AdaptError(err))
 			}
+		}
+		if activates && !u.Active {
+			// As SCIM's reactivation does: single sign-on's group rules as
+			// they are now, which may have changed while the user was away.
+			if _, err := groupsync.Apply(ctx, q, id); err != nil {
+				return db.ListUsersRow{}, fmt.Errorf("apply group mappings: %w", err)
+			}
+			// Admin groups may have changed the role just written.
+			now, err := lockUser(ctx, q, id)
+			if err != nil {
+				return db.ListUsersRow{}, err
+			}
+			return db.ListUsersRow(now), nil
 		}
 		return db.ListUsersRow(updated), nil
 	})
