@@ -230,8 +230,9 @@ func (c FolderConfig) withDefaults() FolderConfig {
 // pace with sustained ingest, taking up to four fifths of one core from it.
 // When the backlog has reached the ingest gate's limit, or batches are
 // held at it, ingest is waiting for the folder (gate.go): the folder does
-// not rest, folds whatever there is, and wakes the held batches after each
-// turn so that they look at the backlog again at once.
+// not rest, takes its turn even under MaxBacklog (still activeChunk rows of
+// each kind at most), and wakes the held batches after each turn so that
+// they look at the backlog again at once.
 const (
 	activeChunk = 20_000
 	activeRest  = 0.25
@@ -293,8 +294,8 @@ func (s *Service) foldIfDue(ctx context.Context, cfg FolderConfig, last *highWat
 		s.gate.foldedTurn()
 		return false, backlog, err
 	case backlog < cfg.MaxBacklog && !s.gate.holding():
-		// Batches held at the gate wait for this folder: it folds whatever
-		// there is rather than wait for the backlog to grow.
+		// Batches held at the gate wait for this folder: it takes a turn
+		// rather than wait for the backlog to grow.
 		return false, backlog, nil
 	}
 	h, err := s.ingestBarrier(ctx)
