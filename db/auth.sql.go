@@ -170,21 +170,22 @@ func (q *Queries) GetSessionUser(ctx context.Context, arg GetSessionUserParams) 
 }
 
 const getTokenUser = `-- name: GetTokenUser :one
-SELECT t.id AS token_id, t.scope, t.expires_at, t.last_used_at, u.id, u.name, u.email, u.role
+SELECT t.id AS token_id, t.prefix AS token_prefix, t.scope, t.expires_at, t.last_used_at, u.id, u.name, u.email, u.role
 FROM personal_access_tokens t
 JOIN users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND u.active
 `
 
 type GetTokenUserRow struct {
-	TokenID    int64
-	Scope      string
-	ExpiresAt  *time.Time
-	LastUsedAt *time.Time
-	ID         int64
-	Name       string
-	Email      string
-	Role       string
+	TokenID     int64
+	TokenPrefix string
+	Scope       string
+	ExpiresAt   *time.Time
+	LastUsedAt  *time.Time
+	ID          int64
+	Name        string
+	Email       string
+	Role        string
 }
 
 func (q *Queries) GetTokenUser(ctx context.Context, tokenHash []byte) (GetTokenUserRow, error) {
@@ -192,6 +193,7 @@ func (q *Queries) GetTokenUser(ctx context.Context, tokenHash []byte) (GetTokenU
 	var i GetTokenUserRow
 	err := row.Scan(
 		&i.TokenID,
+		&i.TokenPrefix,
 		&i.Scope,
 		&i.ExpiresAt,
 		&i.LastUsedAt,

@@ -24,6 +24,28 @@ type AuditEntry struct {
 	CreatedAt     time.Time
 }
 
+type AuditTrail struct {
+	ID            int64
+	At            time.Time
+	Action        string
+	ActorKind     string
+	ActorEmail    *string
+	ActorLabel    *string
+	ResourceType  string
+	ResourceID    string
+	ProjectID     *uuid.UUID
+	EnvironmentID *uuid.UUID
+	Body          []byte
+	Mac           []byte
+	Hash          []byte
+}
+
+type AuditTrailAnchor struct {
+	Singleton bool
+	ID        int64
+	Hash      []byte
+}
+
 type ChangeLog struct {
 	Seq           int64
 	EnvironmentID *uuid.UUID

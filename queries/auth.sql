@@ -15,7 +15,7 @@ JOIN users u ON u.id = s.user_id
 WHERE s.id = @id AND s.expires_at > @now AND u.active;
 
 -- name: GetTokenUser :one
-SELECT t.id AS token_id, t.scope, t.expires_at, t.last_used_at, u.id, u.name, u.email, u.role
+SELECT t.id AS token_id, t.prefix AS token_prefix, t.scope, t.expires_at, t.last_used_at, u.id, u.name, u.email, u.role
 FROM personal_access_tokens t
 JOIN users u ON u.id = t.user_id
 WHERE t.token_hash = @token_hash AND u.active;

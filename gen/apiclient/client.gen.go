@@ -18,6 +18,45 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorAnonymous AuditActorKind = "anonymous"
+	AuditActorRelease   AuditActorKind = "release"
+	AuditActorSCIM      AuditActorKind = "scim"
+	AuditActorSDKKey    AuditActorKind = "sdk_key"
+	AuditActorSSO       AuditActorKind = "sso"
+	AuditActorSchedule  AuditActorKind = "schedule"
+	AuditActorSystem    AuditActorKind = "system"
+	AuditActorToken     AuditActorKind = "token"
+	AuditActorUser      AuditActorKind = "user"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorAnonymous:
+		return true
+	case AuditActorRelease:
+		return true
+	case AuditActorSCIM:
+		return true
+	case AuditActorSDKKey:
+		return true
+	case AuditActorSSO:
+		return true
+	case AuditActorSchedule:
+		return true
+	case AuditActorSystem:
+		return true
+	case AuditActorToken:
+		return true
+	case AuditActorUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AuditEntryAction.
 const (
 	Archive                AuditEntryAction = "archive"
@@ -66,6 +105,72 @@ func (e AuditEntryAction) Valid() bool {
 	case Unarchive:
 		return true
 	case Update:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditResourceType.
+const (
+	AuditAuth          AuditResourceType = "auth"
+	AuditChangeRequest AuditResourceType = "change_request"
+	AuditChat          AuditResourceType = "chat"
+	AuditEnvironment   AuditResourceType = "environment"
+	AuditFlag          AuditResourceType = "flag"
+	AuditMember        AuditResourceType = "member"
+	AuditProject       AuditResourceType = "project"
+	AuditRelease       AuditResourceType = "release"
+	AuditSCIM          AuditResourceType = "scim"
+	AuditSCIMToken     AuditResourceType = "scim_token"
+	AuditSDKKey        AuditResourceType = "sdk_key"
+	AuditSSO           AuditResourceType = "sso"
+	AuditSchedule      AuditResourceType = "schedule"
+	AuditSegment       AuditResourceType = "segment"
+	AuditToken         AuditResourceType = "token"
+	AuditUser          AuditResourceType = "user"
+	AuditWebhook       AuditResourceType = "webhook"
+	AuditWorkspace     AuditResourceType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AuditResourceType enum.
+func (e AuditResourceType) Valid() bool {
+	switch e {
+	case AuditAuth:
+		return true
+	case AuditChangeRequest:
+		return true
+	case AuditChat:
+		return true
+	case AuditEnvironment:
+		return true
+	case AuditFlag:
+		return true
+	case AuditMember:
+		return true
+	case AuditProject:
+		return true
+	case AuditRelease:
+		return true
+	case AuditSCIM:
+		return true
+	case AuditSCIMToken:
+		return true
+	case AuditSDKKey:
+		return true
+	case AuditSSO:
+		return true
+	case AuditSchedule:
+		return true
+	case AuditSegment:
+		return true
+	case AuditToken:
+		return true
+	case AuditUser:
+		return true
+	case AuditWebhook:
+		return true
+	case AuditWorkspace:
 		return true
 	default:
 		return false
@@ -645,8 +750,222 @@ func (e TokenScope) Valid() bool {
 	}
 }
 
+// Defines values for AuditFilterResourceType.
+const (
+	AuditFilterResourceTypeAuth          AuditFilterResourceType = "auth"
+	AuditFilterResourceTypeChangeRequest AuditFilterResourceType = "change_request"
+	AuditFilterResourceTypeChat          AuditFilterResourceType = "chat"
+	AuditFilterResourceTypeEnvironment   AuditFilterResourceType = "environment"
+	AuditFilterResourceTypeFlag          AuditFilterResourceType = "flag"
+	AuditFilterResourceTypeMember        AuditFilterResourceType = "member"
+	AuditFilterResourceTypeProject       AuditFilterResourceType = "project"
+	AuditFilterResourceTypeRelease       AuditFilterResourceType = "release"
+	AuditFilterResourceTypeSchedule      AuditFilterResourceType = "schedule"
+	AuditFilterResourceTypeScim          AuditFilterResourceType = "scim"
+	AuditFilterResourceTypeScimToken     AuditFilterResourceType = "scim_token"
+	AuditFilterResourceTypeSdkKey        AuditFilterResourceType = "sdk_key"
+	AuditFilterResourceTypeSegment       AuditFilterResourceType = "segment"
+	AuditFilterResourceTypeSso           AuditFilterResourceType = "sso"
+	AuditFilterResourceTypeToken         AuditFilterResourceType = "token"
+	AuditFilterResourceTypeUser          AuditFilterResourceType = "user"
+	AuditFilterResourceTypeWebhook       AuditFilterResourceType = "webhook"
+	AuditFilterResourceTypeWorkspace     AuditFilterResourceType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AuditFilterResourceType enum.
+func (e AuditFilterResourceType) Valid() bool {
+	switch e {
+	case AuditFilterResourceTypeAuth:
+		return true
+	case AuditFilterResourceTypeChangeRequest:
+		return true
+	case AuditFilterResourceTypeChat:
+		return true
+	case AuditFilterResourceTypeEnvironment:
+		return true
+	case AuditFilterResourceTypeFlag:
+		return true
+	case AuditFilterResourceTypeMember:
+		return true
+	case AuditFilterResourceTypeProject:
+		return true
+	case AuditFilterResourceTypeRelease:
+		return true
+	case AuditFilterResourceTypeSchedule:
+		return true
+	case AuditFilterResourceTypeScim:
+		return true
+	case AuditFilterResourceTypeScimToken:
+		return true
+	case AuditFilterResourceTypeSdkKey:
+		return true
+	case AuditFilterResourceTypeSegment:
+		return true
+	case AuditFilterResourceTypeSso:
+		return true
+	case AuditFilterResourceTypeToken:
+		return true
+	case AuditFilterResourceTypeUser:
+		return true
+	case AuditFilterResourceTypeWebhook:
+		return true
+	case AuditFilterResourceTypeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWorkspaceAuditParamsResourceType.
+const (
+	ListWorkspaceAuditParamsResourceTypeAuth          ListWorkspaceAuditParamsResourceType = "auth"
+	ListWorkspaceAuditParamsResourceTypeChangeRequest ListWorkspaceAuditParamsResourceType = "change_request"
+	ListWorkspaceAuditParamsResourceTypeChat          ListWorkspaceAuditParamsResourceType = "chat"
+	ListWorkspaceAuditParamsResourceTypeEnvironment   ListWorkspaceAuditParamsResourceType = "environment"
+	ListWorkspaceAuditParamsResourceTypeFlag          ListWorkspaceAuditParamsResourceType = "flag"
+	ListWorkspaceAuditParamsResourceTypeMember        ListWorkspaceAuditParamsResourceType = "member"
+	ListWorkspaceAuditParamsResourceTypeProject       ListWorkspaceAuditParamsResourceType = "project"
+	ListWorkspaceAuditParamsResourceTypeRelease       ListWorkspaceAuditParamsResourceType = "release"
+	ListWorkspaceAuditParamsResourceTypeSchedule      ListWorkspaceAuditParamsResourceType = "schedule"
+	ListWorkspaceAuditParamsResourceTypeScim          ListWorkspaceAuditParamsResourceType = "scim"
+	ListWorkspaceAuditParamsResourceTypeScimToken     ListWorkspaceAuditParamsResourceType = "scim_token"
+	ListWorkspaceAuditParamsResourceTypeSdkKey        ListWorkspaceAuditParamsResourceType = "sdk_key"
+	ListWorkspaceAuditParamsResourceTypeSegment       ListWorkspaceAuditParamsResourceType = "segment"
+	ListWorkspaceAuditParamsResourceTypeSso           ListWorkspaceAuditParamsResourceType = "sso"
+	ListWorkspaceAuditParamsResourceTypeToken         ListWorkspaceAuditParamsResourceType = "token"
+	ListWorkspaceAuditParamsResourceTypeUser          ListWorkspaceAuditParamsResourceType = "user"
+	ListWorkspaceAuditParamsResourceTypeWebhook       ListWorkspaceAuditParamsResourceType = "webhook"
+	ListWorkspaceAuditParamsResourceTypeWorkspace     ListWorkspaceAuditParamsResourceType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the ListWorkspaceAuditParamsResourceType enum.
+func (e ListWorkspaceAuditParamsResourceType) Valid() bool {
+	switch e {
+	case ListWorkspaceAuditParamsResourceTypeAuth:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeChangeRequest:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeChat:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeEnvironment:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeFlag:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeMember:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeProject:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeRelease:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSchedule:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeScim:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeScimToken:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSdkKey:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSegment:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSso:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeToken:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeUser:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeWebhook:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportWorkspaceAuditParamsResourceType.
+const (
+	ExportWorkspaceAuditParamsResourceTypeAuth          ExportWorkspaceAuditParamsResourceType = "auth"
+	ExportWorkspaceAuditParamsResourceTypeChangeRequest ExportWorkspaceAuditParamsResourceType = "change_request"
+	ExportWorkspaceAuditParamsResourceTypeChat          ExportWorkspaceAuditParamsResourceType = "chat"
+	ExportWorkspaceAuditParamsResourceTypeEnvironment   ExportWorkspaceAuditParamsResourceType = "environment"
+	ExportWorkspaceAuditParamsResourceTypeFlag          ExportWorkspaceAuditParamsResourceType = "flag"
+	ExportWorkspaceAuditParamsResourceTypeMember        ExportWorkspaceAuditParamsResourceType = "member"
+	ExportWorkspaceAuditParamsResourceTypeProject       ExportWorkspaceAuditParamsResourceType = "project"
+	ExportWorkspaceAuditParamsResourceTypeRelease       ExportWorkspaceAuditParamsResourceType = "release"
+	ExportWorkspaceAuditParamsResourceTypeSchedule      ExportWorkspaceAuditParamsResourceType = "schedule"
+	ExportWorkspaceAuditParamsResourceTypeScim          ExportWorkspaceAuditParamsResourceType = "scim"
+	ExportWorkspaceAuditParamsResourceTypeScimToken     ExportWorkspaceAuditParamsResourceType = "scim_token"
+	ExportWorkspaceAuditParamsResourceTypeSdkKey        ExportWorkspaceAuditParamsResourceType = "sdk_key"
+	ExportWorkspaceAuditParamsResourceTypeSegment       ExportWorkspaceAuditParamsResourceType = "segment"
+	ExportWorkspaceAuditParamsResourceTypeSso           ExportWorkspaceAuditParamsResourceType = "sso"
+	ExportWorkspaceAuditParamsResourceTypeToken         ExportWorkspaceAuditParamsResourceType = "token"
+	ExportWorkspaceAuditParamsResourceTypeUser          ExportWorkspaceAuditParamsResourceType = "user"
+	ExportWorkspaceAuditParamsResourceTypeWebhook       ExportWorkspaceAuditParamsResourceType = "webhook"
+	ExportWorkspaceAuditParamsResourceTypeWorkspace     ExportWorkspaceAuditParamsResourceType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the ExportWorkspaceAuditParamsResourceType enum.
+func (e ExportWorkspaceAuditParamsResourceType) Valid() bool {
+	switch e {
+	case ExportWorkspaceAuditParamsResourceTypeAuth:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeChangeRequest:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeChat:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeEnvironment:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeFlag:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeMember:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeProject:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeRelease:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeSchedule:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeScim:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeScimToken:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeSdkKey:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeSegment:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeSso:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeToken:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeUser:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeWebhook:
+		return true
+	case ExportWorkspaceAuditParamsResourceTypeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnyValue Any JSON value, null included; where it belongs to a flag it must match the flag's type.
 type AnyValue = interface{}
+
+// AuditActor defines model for AuditActor.
+type AuditActor struct {
+	// Email The user's email; for `anonymous`, the address a failed sign-in tried.
+	Email *string `json:"email"`
+
+	// Id The user's id (user, token, sso), the key's (sdk_key), the SCIM token's (scim), the release's (release), the scheduled change's (schedule).
+	Id   *string        `json:"id"`
+	Kind AuditActorKind `json:"kind"`
+
+	// Label The credential's prefix (token, sdk_key, scim), the flag (release), or what the system did (system).
+	Label *string `json:"label"`
+}
+
+// AuditActorKind defines model for AuditActor.Kind.
+type AuditActorKind string
 
 // AuditEntry defines model for AuditEntry.
 type AuditEntry struct {
@@ -666,6 +985,32 @@ type AuditEntry struct {
 
 // AuditEntryAction A flag write, or a guarded release's event (`release.*`, whose `after_data` is the release).
 type AuditEntryAction string
+
+// AuditRequest defines model for AuditRequest.
+type AuditRequest struct {
+	// Ip The client's address as the server sees it, or from `X-Forwarded-For` when it comes through a trusted proxy (`TRUSTED_PROXIES`).
+	Ip        *string `json:"ip"`
+	RequestId *string `json:"request_id"`
+	UserAgent *string `json:"user_agent"`
+}
+
+// AuditResource defines model for AuditResource.
+type AuditResource struct {
+	Id   string            `json:"id"`
+	Key  *string           `json:"key"`
+	Name *string           `json:"name"`
+	Type AuditResourceType `json:"type"`
+}
+
+// AuditResourceType defines model for AuditResource.Type.
+type AuditResourceType string
+
+// AuditVerification defines model for AuditVerification.
+type AuditVerification struct {
+	Checked    int64  `json:"checked"`
+	FirstBadId *int64 `json:"first_bad_id"`
+	Ok         bool   `json:"ok"`
+}
 
 // ChangeRequest defines model for ChangeRequest.
 type ChangeRequest struct {
@@ -1861,11 +2206,65 @@ type WeightedVariant struct {
 	Weight int      `json:"weight"`
 }
 
+// WorkspaceAuditEntry One entry of the workspace audit trail (docs/audit.md). Its canonical bytes, which the hash covers, are this object without `hash`, as the server encoded it.
+type WorkspaceAuditEntry struct {
+	// Action `<resource>.<verb>`: `flag.updated`, `member.role_changed`, `auth.login_failed`, …
+	Action string     `json:"action"`
+	Actor  AuditActor `json:"actor"`
+
+	// After The resource's API representation after the change; null for a deletion.
+	After interface{} `json:"after"`
+	At    time.Time   `json:"at"`
+
+	// Before The resource's API representation before the change (secrets never included); null for a creation or an event.
+	Before        interface{}         `json:"before"`
+	EnvironmentId *openapi_types.UUID `json:"environment_id"`
+
+	// Hash Hex SHA-256 over the previous entry's hash and this entry's canonical bytes; null until sealed, seconds after the commit.
+	Hash *string `json:"hash"`
+
+	// Id Increasing; the chain's order.
+	Id        int64               `json:"id"`
+	ProjectId *openapi_types.UUID `json:"project_id"`
+	Request   AuditRequest        `json:"request"`
+	Resource  AuditResource       `json:"resource"`
+}
+
+// WorkspaceAuditPage defines model for WorkspaceAuditPage.
+type WorkspaceAuditPage struct {
+	Items      []WorkspaceAuditEntry `json:"items"`
+	NextCursor *string               `json:"next_cursor"`
+}
+
 // WorkspaceInfo defines model for WorkspaceInfo.
 type WorkspaceInfo struct {
 	IsSetupComplete bool   `json:"is_setup_complete"`
 	WorkspaceName   string `json:"workspace_name"`
 }
+
+// AuditFilterAction defines model for AuditFilterAction.
+type AuditFilterAction = string
+
+// AuditFilterActor defines model for AuditFilterActor.
+type AuditFilterActor = string
+
+// AuditFilterEnvironmentId defines model for AuditFilterEnvironmentId.
+type AuditFilterEnvironmentId = openapi_types.UUID
+
+// AuditFilterFrom defines model for AuditFilterFrom.
+type AuditFilterFrom = time.Time
+
+// AuditFilterProjectId defines model for AuditFilterProjectId.
+type AuditFilterProjectId = openapi_types.UUID
+
+// AuditFilterResourceId defines model for AuditFilterResourceId.
+type AuditFilterResourceId = string
+
+// AuditFilterResourceType defines model for AuditFilterResourceType.
+type AuditFilterResourceType string
+
+// AuditFilterTo defines model for AuditFilterTo.
+type AuditFilterTo = time.Time
 
 // EnvId defines model for EnvId.
 type EnvId = openapi_types.UUID
@@ -1938,6 +2337,77 @@ type Unauthorized = Error
 
 // Unprocessable defines model for Unprocessable.
 type Unprocessable = Error
+
+// ListWorkspaceAuditParams defines parameters for ListWorkspaceAudit.
+type ListWorkspaceAuditParams struct {
+	// ProjectId Entries of this project (its environments, flags, keys, members, …).
+	ProjectId *AuditFilterProjectId `form:"project_id,omitempty" json:"project_id,omitempty"`
+
+	// EnvironmentId Entries of this environment (its flags, segments, keys, …).
+	EnvironmentId *AuditFilterEnvironmentId `form:"environment_id,omitempty" json:"environment_id,omitempty"`
+
+	// Actor An email (every entry made by that user, by session or by any of their tokens), or a credential's prefix (a personal access token's, an SDK key's or a SCIM token's).
+	Actor        *AuditFilterActor                     `form:"actor,omitempty" json:"actor,omitempty"`
+	ResourceType *ListWorkspaceAuditParamsResourceType `form:"resource_type,omitempty" json:"resource_type,omitempty"`
+
+	// ResourceId The resource's API id (a member's is the user's id; a flag's and a segment's is its key).
+	ResourceId *AuditFilterResourceId `form:"resource_id,omitempty" json:"resource_id,omitempty"`
+
+	// Action An action (`flag.updated`), or every action of a resource with `<resource>.*` (`member.*`).
+	Action *AuditFilterAction `form:"action,omitempty" json:"action,omitempty"`
+
+	// From Entries at or after this RFC 3339 time.
+	From *AuditFilterFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Entries before this RFC 3339 time.
+	To *AuditFilterTo `form:"to,omitempty" json:"to,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; anything else is 422.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit 1 to 500, default 50; values out of range are clamped.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListWorkspaceAuditParamsResourceType defines parameters for ListWorkspaceAudit.
+type ListWorkspaceAuditParamsResourceType string
+
+// ExportWorkspaceAuditParams defines parameters for ExportWorkspaceAudit.
+type ExportWorkspaceAuditParams struct {
+	// ProjectId Entries of this project (its environments, flags, keys, members, …).
+	ProjectId *AuditFilterProjectId `form:"project_id,omitempty" json:"project_id,omitempty"`
+
+	// EnvironmentId Entries of this environment (its flags, segments, keys, …).
+	EnvironmentId *AuditFilterEnvironmentId `form:"environment_id,omitempty" json:"environment_id,omitempty"`
+
+	// Actor An email (every entry made by that user, by session or by any of their tokens), or a credential's prefix (a personal access token's, an SDK key's or a SCIM token's).
+	Actor        *AuditFilterActor                       `form:"actor,omitempty" json:"actor,omitempty"`
+	ResourceType *ExportWorkspaceAuditParamsResourceType `form:"resource_type,omitempty" json:"resource_type,omitempty"`
+
+	// ResourceId The resource's API id (a member's is the user's id; a flag's and a segment's is its key).
+	ResourceId *AuditFilterResourceId `form:"resource_id,omitempty" json:"resource_id,omitempty"`
+
+	// Action An action (`flag.updated`), or every action of a resource with `<resource>.*` (`member.*`).
+	Action *AuditFilterAction `form:"action,omitempty" json:"action,omitempty"`
+
+	// From Entries at or after this RFC 3339 time.
+	From *AuditFilterFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Entries before this RFC 3339 time.
+	To *AuditFilterTo `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// ExportWorkspaceAuditParamsResourceType defines parameters for ExportWorkspaceAudit.
+type ExportWorkspaceAuditParamsResourceType string
+
+// VerifyWorkspaceAuditParams defines parameters for VerifyWorkspaceAudit.
+type VerifyWorkspaceAuditParams struct {
+	// From Entries at or after this RFC 3339 time.
+	From *AuditFilterFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Entries before this RFC 3339 time.
+	To *AuditFilterTo `form:"to,omitempty" json:"to,omitempty"`
+}
 
 // OidcCallbackParams defines parameters for OidcCallback.
 type OidcCallbackParams struct {
@@ -2508,6 +2978,45 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// ListWorkspaceAudit The workspace audit trail, newest first
+	//
+	// Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
+	// release, a scheduled change, the system), and every sign-in and its failures, each with
+	// who, what, the resource before and after, and the request (docs/audit.md). Workspace
+	// admins read every entry; a project admin reads the entries whose `project_id` is one of
+	// the projects they administer (not workspace-level ones; a `project_id` filter naming
+	// another project answers 403); anyone else gets 403. Filters combine with AND. `limit`
+	// (1 to 500, default 50) is clamped, never rejected; `next_cursor` is null on the last
+	// page.
+	//
+	// Corresponds with GET /api/audit (the `ListWorkspaceAudit` operationId).
+	ListWorkspaceAudit(ctx context.Context, params *ListWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportWorkspaceAudit Export the audit trail as NDJSON, for a SIEM
+	//
+	// The same readers and filters as `GET /api/audit`, every matching entry in `id` order
+	// (oldest first), one `WorkspaceAuditEntry` per line, each line ending in a newline. Sent
+	// gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. Read and sent in
+	// batches, in constant server memory. To follow the trail, export from the last `id` seen:
+	// `from` with the last entry's `at` and skip the ids already had. An export that fails
+	// after its first rows were sent is cut off (the connection closes before the end of the
+	// response).
+	//
+	// Corresponds with GET /api/audit/export (the `ExportWorkspaceAudit` operationId).
+	ExportWorkspaceAudit(ctx context.Context, params *ExportWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyWorkspaceAudit Recompute the audit trail's hash chain
+	//
+	// Workspace admins only. Recomputes every sealed entry whose `at` is in [`from`, `to`)
+	// (either end open when absent), chaining from the stored hash of the entry before the
+	// first: `ok` is false, and `first_bad_id` the first entry that does not hold, when an
+	// entry was changed, inserted or deleted in the database by hand (a deleted entry is
+	// reported at the next entry's id). Entries are sealed seconds after their commit;
+	// `checked` counts the sealed entries checked. docs/audit.md says what this proves.
+	//
+	// Corresponds with GET /api/audit/verify (the `VerifyWorkspaceAudit` operationId).
+	VerifyWorkspaceAudit(ctx context.Context, params *VerifyWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LoginWithBody Log in with email and password
 	//
@@ -4443,6 +4952,75 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /stream (the `Stream` operationId).
 	Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListWorkspaceAudit The workspace audit trail, newest first
+//
+// Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
+// release, a scheduled change, the system), and every sign-in and its failures, each with
+// who, what, the resource before and after, and the request (docs/audit.md). Workspace
+// admins read every entry; a project admin reads the entries whose `project_id` is one of
+// the projects they administer (not workspace-level ones; a `project_id` filter naming
+// another project answers 403); anyone else gets 403. Filters combine with AND. `limit`
+// (1 to 500, default 50) is clamped, never rejected; `next_cursor` is null on the last
+// page.
+//
+// Corresponds with GET /api/audit (the `ListWorkspaceAudit` operationId).
+func (c *Client) ListWorkspaceAudit(ctx context.Context, params *ListWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWorkspaceAuditRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportWorkspaceAudit Export the audit trail as NDJSON, for a SIEM
+//
+// The same readers and filters as `GET /api/audit`, every matching entry in `id` order
+// (oldest first), one `WorkspaceAuditEntry` per line, each line ending in a newline. Sent
+// gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. Read and sent in
+// batches, in constant server memory. To follow the trail, export from the last `id` seen:
+// `from` with the last entry's `at` and skip the ids already had. An export that fails
+// after its first rows were sent is cut off (the connection closes before the end of the
+// response).
+//
+// Corresponds with GET /api/audit/export (the `ExportWorkspaceAudit` operationId).
+func (c *Client) ExportWorkspaceAudit(ctx context.Context, params *ExportWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportWorkspaceAuditRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyWorkspaceAudit Recompute the audit trail's hash chain
+//
+// Workspace admins only. Recomputes every sealed entry whose `at` is in [`from`, `to`)
+// (either end open when absent), chaining from the stored hash of the entry before the
+// first: `ok` is false, and `first_bad_id` the first entry that does not hold, when an
+// entry was changed, inserted or deleted in the database by hand (a deleted entry is
+// reported at the next entry's id). Entries are sealed seconds after their commit;
+// `checked` counts the sealed entries checked. docs/audit.md says what this proves.
+//
+// Corresponds with GET /api/audit/verify (the `VerifyWorkspaceAudit` operationId).
+func (c *Client) VerifyWorkspaceAudit(ctx context.Context, params *VerifyWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyWorkspaceAuditRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // LoginWithBody Log in with email and password
@@ -8028,6 +8606,372 @@ func (c *Client) Stream(ctx context.Context, params *StreamParams, reqEditors ..
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListWorkspaceAuditRequest constructs an http.Request for the ListWorkspaceAudit method
+func NewListWorkspaceAuditRequest(server string, params *ListWorkspaceAuditParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/audit")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ProjectId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "project_id", *params.ProjectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EnvironmentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment_id", *params.EnvironmentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resource_type", *params.ResourceType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resource_id", *params.ResourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportWorkspaceAuditRequest constructs an http.Request for the ExportWorkspaceAudit method
+func NewExportWorkspaceAuditRequest(server string, params *ExportWorkspaceAuditParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/audit/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ProjectId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "project_id", *params.ProjectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EnvironmentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment_id", *params.EnvironmentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resource_type", *params.ResourceType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resource_id", *params.ResourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVerifyWorkspaceAuditRequest constructs an http.Request for the VerifyWorkspaceAudit method
+func NewVerifyWorkspaceAuditRequest(server string, params *VerifyWorkspaceAuditParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/audit/verify")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewLoginRequest calls the generic Login builder with application/json body
@@ -13526,6 +14470,51 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListWorkspaceAuditWithResponse The workspace audit trail, newest first
+	//
+	// Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
+	// release, a scheduled change, the system), and every sign-in and its failures, each with
+	// who, what, the resource before and after, and the request (docs/audit.md). Workspace
+	// admins read every entry; a project admin reads the entries whose `project_id` is one of
+	// the projects they administer (not workspace-level ones; a `project_id` filter naming
+	// another project answers 403); anyone else gets 403. Filters combine with AND. `limit`
+	// (1 to 500, default 50) is clamped, never rejected; `next_cursor` is null on the last
+	// page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/audit (the `ListWorkspaceAudit` operationId).
+	ListWorkspaceAuditWithResponse(ctx context.Context, params *ListWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*ListWorkspaceAuditResponse, error)
+
+	// ExportWorkspaceAuditWithResponse Export the audit trail as NDJSON, for a SIEM
+	//
+	// The same readers and filters as `GET /api/audit`, every matching entry in `id` order
+	// (oldest first), one `WorkspaceAuditEntry` per line, each line ending in a newline. Sent
+	// gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. Read and sent in
+	// batches, in constant server memory. To follow the trail, export from the last `id` seen:
+	// `from` with the last entry's `at` and skip the ids already had. An export that fails
+	// after its first rows were sent is cut off (the connection closes before the end of the
+	// response).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/audit/export (the `ExportWorkspaceAudit` operationId).
+	ExportWorkspaceAuditWithResponse(ctx context.Context, params *ExportWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*ExportWorkspaceAuditResponse, error)
+
+	// VerifyWorkspaceAuditWithResponse Recompute the audit trail's hash chain
+	//
+	// Workspace admins only. Recomputes every sealed entry whose `at` is in [`from`, `to`)
+	// (either end open when absent), chaining from the stored hash of the entry before the
+	// first: `ok` is false, and `first_bad_id` the first entry that does not hold, when an
+	// entry was changed, inserted or deleted in the database by hand (a deleted entry is
+	// reported at the next entry's id). Entries are sealed seconds after their commit;
+	// `checked` counts the sealed entries checked. docs/audit.md says what this proves.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/audit/verify (the `VerifyWorkspaceAudit` operationId).
+	VerifyWorkspaceAuditWithResponse(ctx context.Context, params *VerifyWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*VerifyWorkspaceAuditResponse, error)
+
 	// LoginWithBodyWithResponse Log in with email and password
 	//
 	// No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
@@ -15624,6 +16613,192 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /stream (the `Stream` operationId).
 	StreamWithResponse(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*StreamResponse, error)
+}
+
+type ListWorkspaceAuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkspaceAuditPage
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWorkspaceAuditResponse) GetJSON200() *WorkspaceAuditPage {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWorkspaceAuditResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWorkspaceAuditResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListWorkspaceAuditResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWorkspaceAuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWorkspaceAuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWorkspaceAuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWorkspaceAuditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportWorkspaceAuditResponse200Headers the declared response headers of an HTTP 200 response for ExportWorkspaceAudit
+type ExportWorkspaceAuditResponse200Headers struct {
+	Vary *string
+}
+
+type ExportWorkspaceAuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportWorkspaceAuditResponse200Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportWorkspaceAuditResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportWorkspaceAuditResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ExportWorkspaceAuditResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportWorkspaceAuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportWorkspaceAuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportWorkspaceAuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportWorkspaceAuditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type VerifyWorkspaceAuditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditVerification
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Unprocessable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VerifyWorkspaceAuditResponse) GetJSON200() *AuditVerification {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VerifyWorkspaceAuditResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VerifyWorkspaceAuditResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r VerifyWorkspaceAuditResponse) GetJSON422() *Unprocessable {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r VerifyWorkspaceAuditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VerifyWorkspaceAuditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VerifyWorkspaceAuditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VerifyWorkspaceAuditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // LoginResponse200Headers the declared response headers of an HTTP 200 response for Login
@@ -23836,6 +25011,69 @@ func (r StreamResponse) ContentType() string {
 	return ""
 }
 
+// ListWorkspaceAuditWithResponse The workspace audit trail, newest first
+//
+// Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
+// release, a scheduled change, the system), and every sign-in and its failures, each with
+// who, what, the resource before and after, and the request (docs/audit.md). Workspace
+// admins read every entry; a project admin reads the entries whose `project_id` is one of
+// the projects they administer (not workspace-level ones; a `project_id` filter naming
+// another project answers 403); anyone else gets 403. Filters combine with AND. `limit`
+// (1 to 500, default 50) is clamped, never rejected; `next_cursor` is null on the last
+// page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/audit (the `ListWorkspaceAudit` operationId).
+func (c *ClientWithResponses) ListWorkspaceAuditWithResponse(ctx context.Context, params *ListWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*ListWorkspaceAuditResponse, error) {
+	rsp, err := c.ListWorkspaceAudit(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWorkspaceAuditResponse(rsp)
+}
+
+// ExportWorkspaceAuditWithResponse Export the audit trail as NDJSON, for a SIEM
+//
+// The same readers and filters as `GET /api/audit`, every matching entry in `id` order
+// (oldest first), one `WorkspaceAuditEntry` per line, each line ending in a newline. Sent
+// gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. Read and sent in
+// batches, in constant server memory. To follow the trail, export from the last `id` seen:
+// `from` with the last entry's `at` and skip the ids already had. An export that fails
+// after its first rows were sent is cut off (the connection closes before the end of the
+// response).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/audit/export (the `ExportWorkspaceAudit` operationId).
+func (c *ClientWithResponses) ExportWorkspaceAuditWithResponse(ctx context.Context, params *ExportWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*ExportWorkspaceAuditResponse, error) {
+	rsp, err := c.ExportWorkspaceAudit(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportWorkspaceAuditResponse(rsp)
+}
+
+// VerifyWorkspaceAuditWithResponse Recompute the audit trail's hash chain
+//
+// Workspace admins only. Recomputes every sealed entry whose `at` is in [`from`, `to`)
+// (either end open when absent), chaining from the stored hash of the entry before the
+// first: `ok` is false, and `first_bad_id` the first entry that does not hold, when an
+// entry was changed, inserted or deleted in the database by hand (a deleted entry is
+// reported at the next entry's id). Entries are sealed seconds after their commit;
+// `checked` counts the sealed entries checked. docs/audit.md says what this proves.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/audit/verify (the `VerifyWorkspaceAudit` operationId).
+func (c *ClientWithResponses) VerifyWorkspaceAuditWithResponse(ctx context.Context, params *VerifyWorkspaceAuditParams, reqEditors ...RequestEditorFn) (*VerifyWorkspaceAuditResponse, error) {
+	rsp, err := c.VerifyWorkspaceAudit(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyWorkspaceAuditResponse(rsp)
+}
+
 // LoginWithBodyWithResponse Log in with email and password
 //
 // No credential. On success sets the `lg_session` cookie (7 days). Email addresses match
@@ -26923,6 +28161,153 @@ func (c *ClientWithResponses) StreamWithResponse(ctx context.Context, params *St
 		return nil, err
 	}
 	return ParseStreamResponse(rsp)
+}
+
+// ParseListWorkspaceAuditResponse parses an HTTP response from a ListWorkspaceAuditWithResponse call
+func ParseListWorkspaceAuditResponse(rsp *http.Response) (*ListWorkspaceAuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWorkspaceAuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkspaceAuditPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseExportWorkspaceAuditResponse parses an HTTP response from a ExportWorkspaceAuditWithResponse call
+func ParseExportWorkspaceAuditResponse(rsp *http.Response) (*ExportWorkspaceAuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportWorkspaceAuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportWorkspaceAuditResponse200Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVerifyWorkspaceAuditResponse parses an HTTP response from a VerifyWorkspaceAuditWithResponse call
+func ParseVerifyWorkspaceAuditResponse(rsp *http.Response) (*VerifyWorkspaceAuditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VerifyWorkspaceAuditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditVerification
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseLoginResponse parses an HTTP response from a LoginWithResponse call

@@ -20,6 +20,45 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorAnonymous AuditActorKind = "anonymous"
+	AuditActorRelease   AuditActorKind = "release"
+	AuditActorSCIM      AuditActorKind = "scim"
+	AuditActorSDKKey    AuditActorKind = "sdk_key"
+	AuditActorSSO       AuditActorKind = "sso"
+	AuditActorSchedule  AuditActorKind = "schedule"
+	AuditActorSystem    AuditActorKind = "system"
+	AuditActorToken     AuditActorKind = "token"
+	AuditActorUser      AuditActorKind = "user"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorAnonymous:
+		return true
+	case AuditActorRelease:
+		return true
+	case AuditActorSCIM:
+		return true
+	case AuditActorSDKKey:
+		return true
+	case AuditActorSSO:
+		return true
+	case AuditActorSchedule:
+		return true
+	case AuditActorSystem:
+		return true
+	case AuditActorToken:
+		return true
+	case AuditActorUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AuditEntryAction.
 const (
 	Archive                AuditEntryAction = "archive"
@@ -68,6 +107,72 @@ func (e AuditEntryAction) Valid() bool {
 	case Unarchive:
 		return true
 	case Update:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditResourceType.
+const (
+	AuditAuth          AuditResourceType = "auth"
+	AuditChangeRequest AuditResourceType = "change_request"
+	AuditChat          AuditResourceType = "chat"
+	AuditEnvironment   AuditResourceType = "environment"
+	AuditFlag          AuditResourceType = "flag"
+	AuditMember        AuditResourceType = "member"
+	AuditProject       AuditResourceType = "project"
+	AuditRelease       AuditResourceType = "release"
+	AuditSCIM          AuditResourceType = "scim"
+	AuditSCIMToken     AuditResourceType = "scim_token"
+	AuditSDKKey        AuditResourceType = "sdk_key"
+	AuditSSO           AuditResourceType = "sso"
+	AuditSchedule      AuditResourceType = "schedule"
+	AuditSegment       AuditResourceType = "segment"
+	AuditToken         AuditResourceType = "token"
+	AuditUser          AuditResourceType = "user"
+	AuditWebhook       AuditResourceType = "webhook"
+	AuditWorkspace     AuditResourceType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AuditResourceType enum.
+func (e AuditResourceType) Valid() bool {
+	switch e {
+	case AuditAuth:
+		return true
+	case AuditChangeRequest:
+		return true
+	case AuditChat:
+		return true
+	case AuditEnvironment:
+		return true
+	case AuditFlag:
+		return true
+	case AuditMember:
+		return true
+	case AuditProject:
+		return true
+	case AuditRelease:
+		return true
+	case AuditSCIM:
+		return true
+	case AuditSCIMToken:
+		return true
+	case AuditSDKKey:
+		return true
+	case AuditSSO:
+		return true
+	case AuditSchedule:
+		return true
+	case AuditSegment:
+		return true
+	case AuditToken:
+		return true
+	case AuditUser:
+		return true
+	case AuditWebhook:
+		return true
+	case AuditWorkspace:
 		return true
 	default:
 		return false
@@ -485,8 +590,156 @@ func (e TokenScope) Valid() bool {
 	}
 }
 
+// Defines values for AuditFilterResourceType.
+const (
+	AuditFilterResourceTypeAuth          AuditFilterResourceType = "auth"
+	AuditFilterResourceTypeChangeRequest AuditFilterResourceType = "change_request"
+	AuditFilterResourceTypeChat          AuditFilterResourceType = "chat"
+	AuditFilterResourceTypeEnvironment   AuditFilterResourceType = "environment"
+	AuditFilterResourceTypeFlag          AuditFilterResourceType = "flag"
+	AuditFilterResourceTypeMember        AuditFilterResourceType = "member"
+	AuditFilterResourceTypeProject       AuditFilterResourceType = "project"
+	AuditFilterResourceTypeRelease       AuditFilterResourceType = "release"
+	AuditFilterResourceTypeSchedule      AuditFilterResourceType = "schedule"
+	AuditFilterResourceTypeScim          AuditFilterResourceType = "scim"
+	AuditFilterResourceTypeScimToken     AuditFilterResourceType = "scim_token"
+	AuditFilterResourceTypeSdkKey        AuditFilterResourceType = "sdk_key"
+	AuditFilterResourceTypeSegment       AuditFilterResourceType = "segment"
+	AuditFilterResourceTypeSso           AuditFilterResourceType = "sso"
+	AuditFilterResourceTypeToken         AuditFilterResourceType = "token"
+	AuditFilterResourceTypeUser          AuditFilterResourceType = "user"
+	AuditFilterResourceTypeWebhook       AuditFilterResourceType = "webhook"
+	AuditFilterResourceTypeWorkspace     AuditFilterResourceType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the AuditFilterResourceType enum.
+func (e AuditFilterResourceType) Valid() bool {
+	switch e {
+	case AuditFilterResourceTypeAuth:
+		return true
+	case AuditFilterResourceTypeChangeRequest:
+		return true
+	case AuditFilterResourceTypeChat:
+		return true
+	case AuditFilterResourceTypeEnvironment:
+		return true
+	case AuditFilterResourceTypeFlag:
+		return true
+	case AuditFilterResourceTypeMember:
+		return true
+	case AuditFilterResourceTypeProject:
+		return true
+	case AuditFilterResourceTypeRelease:
+		return true
+	case AuditFilterResourceTypeSchedule:
+		return true
+	case AuditFilterResourceTypeScim:
+		return true
+	case AuditFilterResourceTypeScimToken:
+		return true
+	case AuditFilterResourceTypeSdkKey:
+		return true
+	case AuditFilterResourceTypeSegment:
+		return true
+	case AuditFilterResourceTypeSso:
+		return true
+	case AuditFilterResourceTypeToken:
+		return true
+	case AuditFilterResourceTypeUser:
+		return true
+	case AuditFilterResourceTypeWebhook:
+		return true
+	case AuditFilterResourceTypeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWorkspaceAuditParamsResourceType.
+const (
+	ListWorkspaceAuditParamsResourceTypeAuth          ListWorkspaceAuditParamsResourceType = "auth"
+	ListWorkspaceAuditParamsResourceTypeChangeRequest ListWorkspaceAuditParamsResourceType = "change_request"
+	ListWorkspaceAuditParamsResourceTypeChat          ListWorkspaceAuditParamsResourceType = "chat"
+	ListWorkspaceAuditParamsResourceTypeEnvironment   ListWorkspaceAuditParamsResourceType = "environment"
+	ListWorkspaceAuditParamsResourceTypeFlag          ListWorkspaceAuditParamsResourceType = "flag"
+	ListWorkspaceAuditParamsResourceTypeMember        ListWorkspaceAuditParamsResourceType = "member"
+	ListWorkspaceAuditParamsResourceTypeProject       ListWorkspaceAuditParamsResourceType = "project"
+	ListWorkspaceAuditParamsResourceTypeRelease       ListWorkspaceAuditParamsResourceType = "release"
+	ListWorkspaceAuditParamsResourceTypeSchedule      ListWorkspaceAuditParamsResourceType = "schedule"
+	ListWorkspaceAuditParamsResourceTypeScim          ListWorkspaceAuditParamsResourceType = "scim"
+	ListWorkspaceAuditParamsResourceTypeScimToken     ListWorkspaceAuditParamsResourceType = "scim_token"
+	ListWorkspaceAuditParamsResourceTypeSdkKey        ListWorkspaceAuditParamsResourceType = "sdk_key"
+	ListWorkspaceAuditParamsResourceTypeSegment       ListWorkspaceAuditParamsResourceType = "segment"
+	ListWorkspaceAuditParamsResourceTypeSso           ListWorkspaceAuditParamsResourceType = "sso"
+	ListWorkspaceAuditParamsResourceTypeToken         ListWorkspaceAuditParamsResourceType = "token"
+	ListWorkspaceAuditParamsResourceTypeUser          ListWorkspaceAuditParamsResourceType = "user"
+	ListWorkspaceAuditParamsResourceTypeWebhook       ListWorkspaceAuditParamsResourceType = "webhook"
+	ListWorkspaceAuditParamsResourceTypeWorkspace     ListWorkspaceAuditParamsResourceType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the ListWorkspaceAuditParamsResourceType enum.
+func (e ListWorkspaceAuditParamsResourceType) Valid() bool {
+	switch e {
+	case ListWorkspaceAuditParamsResourceTypeAuth:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeChangeRequest:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeChat:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeEnvironment:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeFlag:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeMember:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeProject:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeRelease:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSchedule:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeScim:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeScimToken:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSdkKey:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSegment:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeSso:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeToken:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeUser:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeWebhook:
+		return true
+	case ListWorkspaceAuditParamsResourceTypeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnyValue Any JSON value, null included; where it belongs to a flag it must match the flag's type.
 type AnyValue = interface{}
+
+// AuditActor defines model for AuditActor.
+type AuditActor struct {
+	// Email The user's email; for `anonymous`, the address a failed sign-in tried.
+	Email nullable.Nullable[string] `json:"email"`
+
+	// Id The user's id (user, token, sso), the key's (sdk_key), the SCIM token's (scim), the release's (release), the scheduled change's (schedule).
+	Id   nullable.Nullable[string] `json:"id"`
+	Kind AuditActorKind            `json:"kind"`
+
+	// Label The credential's prefix (token, sdk_key, scim), the flag (release), or what the system did (system).
+	Label nullable.Nullable[string] `json:"label"`
+}
+
+// AuditActorKind defines model for AuditActor.Kind.
+type AuditActorKind string
 
 // AuditEntry defines model for AuditEntry.
 type AuditEntry struct {
@@ -506,6 +759,32 @@ type AuditEntry struct {
 
 // AuditEntryAction A flag write, or a guarded release's event (`release.*`, whose `after_data` is the release).
 type AuditEntryAction string
+
+// AuditRequest defines model for AuditRequest.
+type AuditRequest struct {
+	// Ip The client's address as the server sees it, or from `X-Forwarded-For` when it comes through a trusted proxy (`TRUSTED_PROXIES`).
+	Ip        nullable.Nullable[string] `json:"ip"`
+	RequestId nullable.Nullable[string] `json:"request_id"`
+	UserAgent nullable.Nullable[string] `json:"user_agent"`
+}
+
+// AuditResource defines model for AuditResource.
+type AuditResource struct {
+	Id   string                    `json:"id"`
+	Key  nullable.Nullable[string] `json:"key"`
+	Name nullable.Nullable[string] `json:"name"`
+	Type AuditResourceType         `json:"type"`
+}
+
+// AuditResourceType defines model for AuditResource.Type.
+type AuditResourceType string
+
+// AuditVerification defines model for AuditVerification.
+type AuditVerification struct {
+	Checked    int64                    `json:"checked"`
+	FirstBadId nullable.Nullable[int64] `json:"first_bad_id"`
+	Ok         bool                     `json:"ok"`
+}
 
 // ChangeRequest defines model for ChangeRequest.
 type ChangeRequest struct {
@@ -1538,11 +1817,65 @@ type WeightedVariant struct {
 	Weight int      `json:"weight"`
 }
 
+// WorkspaceAuditEntry One entry of the workspace audit trail (docs/audit.md). Its canonical bytes, which the hash covers, are this object without `hash`, as the server encoded it.
+type WorkspaceAuditEntry struct {
+	// Action `<resource>.<verb>`: `flag.updated`, `member.role_changed`, `auth.login_failed`, …
+	Action string     `json:"action"`
+	Actor  AuditActor `json:"actor"`
+
+	// After The resource's API representation after the change; null for a deletion.
+	After nullable.Nullable[interface{}] `json:"after"`
+	At    time.Time                      `json:"at"`
+
+	// Before The resource's API representation before the change (secrets never included); null for a creation or an event.
+	Before        nullable.Nullable[interface{}]        `json:"before"`
+	EnvironmentId nullable.Nullable[openapi_types.UUID] `json:"environment_id"`
+
+	// Hash Hex SHA-256 over the previous entry's hash and this entry's canonical bytes; null until sealed, seconds after the commit.
+	Hash nullable.Nullable[string] `json:"hash"`
+
+	// Id Increasing; the chain's order.
+	Id        int64                                 `json:"id"`
+	ProjectId nullable.Nullable[openapi_types.UUID] `json:"project_id"`
+	Request   AuditRequest                          `json:"request"`
+	Resource  AuditResource                         `json:"resource"`
+}
+
+// WorkspaceAuditPage defines model for WorkspaceAuditPage.
+type WorkspaceAuditPage struct {
+	Items      []WorkspaceAuditEntry     `json:"items"`
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
 // WorkspaceInfo defines model for WorkspaceInfo.
 type WorkspaceInfo struct {
 	IsSetupComplete bool   `json:"is_setup_complete"`
 	WorkspaceName   string `json:"workspace_name"`
 }
+
+// AuditFilterAction defines model for AuditFilterAction.
+type AuditFilterAction = string
+
+// AuditFilterActor defines model for AuditFilterActor.
+type AuditFilterActor = string
+
+// AuditFilterEnvironmentId defines model for AuditFilterEnvironmentId.
+type AuditFilterEnvironmentId = openapi_types.UUID
+
+// AuditFilterFrom defines model for AuditFilterFrom.
+type AuditFilterFrom = time.Time
+
+// AuditFilterProjectId defines model for AuditFilterProjectId.
+type AuditFilterProjectId = openapi_types.UUID
+
+// AuditFilterResourceId defines model for AuditFilterResourceId.
+type AuditFilterResourceId = string
+
+// AuditFilterResourceType defines model for AuditFilterResourceType.
+type AuditFilterResourceType string
+
+// AuditFilterTo defines model for AuditFilterTo.
+type AuditFilterTo = time.Time
 
 // EnvId defines model for EnvId.
 type EnvId = openapi_types.UUID
@@ -1591,6 +1924,49 @@ type Unauthorized = Error
 
 // Unprocessable defines model for Unprocessable.
 type Unprocessable = Error
+
+// ListWorkspaceAuditParams defines parameters for ListWorkspaceAudit.
+type ListWorkspaceAuditParams struct {
+	// ProjectId Entries of this project (its environments, flags, keys, members, …).
+	ProjectId *AuditFilterProjectId `form:"project_id,omitempty" json:"project_id,omitempty"`
+
+	// EnvironmentId Entries of this environment (its flags, segments, keys, …).
+	EnvironmentId *AuditFilterEnvironmentId `form:"environment_id,omitempty" json:"environment_id,omitempty"`
+
+	// Actor An email (every entry made by that user, by session or by any of their tokens), or a credential's prefix (a personal access token's, an SDK key's or a SCIM token's).
+	Actor        *AuditFilterActor                     `form:"actor,omitempty" json:"actor,omitempty"`
+	ResourceType *ListWorkspaceAuditParamsResourceType `form:"resource_type,omitempty" json:"resource_type,omitempty"`
+
+	// ResourceId The resource's API id (a member's is the user's id; a flag's and a segment's is its key).
+	ResourceId *AuditFilterResourceId `form:"resource_id,omitempty" json:"resource_id,omitempty"`
+
+	// Action An action (`flag.updated`), or every action of a resource with `<resource>.*` (`member.*`).
+	Action *AuditFilterAction `form:"action,omitempty" json:"action,omitempty"`
+
+	// From Entries at or after this RFC 3339 time.
+	From *AuditFilterFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Entries before this RFC 3339 time.
+	To *AuditFilterTo `form:"to,omitempty" json:"to,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; anything else is 422.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit 1 to 500, default 50; values out of range are clamped.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListWorkspaceAuditParamsResourceType defines parameters for ListWorkspaceAudit.
+type ListWorkspaceAuditParamsResourceType string
+
+// VerifyWorkspaceAuditParams defines parameters for VerifyWorkspaceAudit.
+type VerifyWorkspaceAuditParams struct {
+	// From Entries at or after this RFC 3339 time.
+	From *AuditFilterFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Entries before this RFC 3339 time.
+	To *AuditFilterTo `form:"to,omitempty" json:"to,omitempty"`
+}
 
 // OidcCallbackParams defines parameters for OidcCallback.
 type OidcCallbackParams struct {
@@ -1771,6 +2147,12 @@ type TestWorkspaceSSOJSONRequestBody = SSOTestInput
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListWorkspaceAudit The workspace audit trail, newest first
+	// (GET /api/audit)
+	ListWorkspaceAudit(w http.ResponseWriter, r *http.Request, params ListWorkspaceAuditParams)
+	// VerifyWorkspaceAudit Recompute the audit trail's hash chain
+	// (GET /api/audit/verify)
+	VerifyWorkspaceAudit(w http.ResponseWriter, r *http.Request, params VerifyWorkspaceAuditParams)
 	// Login Log in with email and password
 	// (POST /api/auth/login)
 	Login(w http.ResponseWriter, r *http.Request)
@@ -2066,6 +2448,202 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListWorkspaceAudit operation middleware
+func (siw *ServerInterfaceWrapper) ListWorkspaceAudit(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListWorkspaceAuditParams
+
+	// ------------- Optional query parameter "project_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "project_id", r.URL.Query(), &params.ProjectId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "project_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "project_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "environment_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "environment_id", r.URL.Query(), &params.EnvironmentId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "environment_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "environment_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "actor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actor", r.URL.Query(), &params.Actor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "actor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "actor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "resource_type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "resource_type", r.URL.Query(), &params.ResourceType, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "resource_type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "resource_type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "resource_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "resource_id", r.URL.Query(), &params.ResourceId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "resource_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "resource_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", r.URL.Query(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "action"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "action", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", r.URL.Query(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", r.URL.Query(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "to"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "to", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListWorkspaceAudit(w, r, params)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// VerifyWorkspaceAudit operation middleware
+func (siw *ServerInterfaceWrapper) VerifyWorkspaceAudit(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params VerifyWorkspaceAuditParams
+
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", r.URL.Query(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", r.URL.Query(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "to"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "to", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.VerifyWorkspaceAudit(w, r, params)
+	}))
+
+	for i := len(siw.HandlerMiddlewares) - 1; i >= 0; i-- {
+		handler = siw.HandlerMiddlewares[i](handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // Login operation middleware
 func (siw *ServerInterfaceWrapper) Login(w http.ResponseWriter, r *http.Request) {
@@ -5253,6 +5831,10 @@ func HandlerWithOptions(si ServerInterface, options GorillaServerOptions) http.H
 
 	r.HandleFunc(options.BaseURL+"/api/tokens/{id}", wrapper.DeleteToken).Methods(http.MethodDelete)
 
+	r.HandleFunc(options.BaseURL+"/api/audit", wrapper.ListWorkspaceAudit).Methods(http.MethodGet)
+
+	r.HandleFunc(options.BaseURL+"/api/audit/verify", wrapper.VerifyWorkspaceAudit).Methods(http.MethodGet)
+
 	r.HandleFunc(options.BaseURL+"/api/workspace/scim-tokens", wrapper.ListScimTokens).Methods(http.MethodGet)
 
 	r.HandleFunc(options.BaseURL+"/api/workspace/scim-tokens", wrapper.CreateScimToken).Methods(http.MethodPost)
@@ -5299,6 +5881,134 @@ type TooLargeJSONResponse Error
 type UnauthorizedJSONResponse Error
 
 type UnprocessableJSONResponse Error
+
+type ListWorkspaceAuditRequestObject struct {
+	Params ListWorkspaceAuditParams
+}
+
+type ListWorkspaceAuditResponseObject interface {
+	VisitListWorkspaceAuditResponse(w http.ResponseWriter) error
+}
+
+type ListWorkspaceAudit200JSONResponse WorkspaceAuditPage
+
+func (response ListWorkspaceAudit200JSONResponse) VisitListWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkspaceAudit401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListWorkspaceAudit401JSONResponse) VisitListWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkspaceAudit403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListWorkspaceAudit403JSONResponse) VisitListWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkspaceAudit422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response ListWorkspaceAudit422JSONResponse) VisitListWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyWorkspaceAuditRequestObject struct {
+	Params VerifyWorkspaceAuditParams
+}
+
+type VerifyWorkspaceAuditResponseObject interface {
+	VisitVerifyWorkspaceAuditResponse(w http.ResponseWriter) error
+}
+
+type VerifyWorkspaceAudit200JSONResponse AuditVerification
+
+func (response VerifyWorkspaceAudit200JSONResponse) VisitVerifyWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyWorkspaceAudit401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response VerifyWorkspaceAudit401JSONResponse) VisitVerifyWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyWorkspaceAudit403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response VerifyWorkspaceAudit403JSONResponse) VisitVerifyWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VerifyWorkspaceAudit422JSONResponse struct{ UnprocessableJSONResponse }
+
+func (response VerifyWorkspaceAudit422JSONResponse) VisitVerifyWorkspaceAuditResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type LoginRequestObject struct {
 	Body *LoginJSONRequestBody
@@ -12877,6 +13587,12 @@ func (response TestWorkspaceSSO422JSONResponse) VisitTestWorkspaceSSOResponse(w 
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListWorkspaceAudit The workspace audit trail, newest first
+	// (GET /api/audit)
+	ListWorkspaceAudit(ctx context.Context, request ListWorkspaceAuditRequestObject) (ListWorkspaceAuditResponseObject, error)
+	// VerifyWorkspaceAudit Recompute the audit trail's hash chain
+	// (GET /api/audit/verify)
+	VerifyWorkspaceAudit(ctx context.Context, request VerifyWorkspaceAuditRequestObject) (VerifyWorkspaceAuditResponseObject, error)
 	// Login Log in with email and password
 	// (POST /api/auth/login)
 	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
@@ -13201,6 +13917,58 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListWorkspaceAudit operation middleware
+func (sh *strictHandler) ListWorkspaceAudit(w http.ResponseWriter, r *http.Request, params ListWorkspaceAuditParams) {
+	var request ListWorkspaceAuditRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWorkspaceAudit(ctx, request.(ListWorkspaceAuditRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWorkspaceAudit")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListWorkspaceAuditResponseObject); ok {
+		if err := validResponse.VisitListWorkspaceAuditResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// VerifyWorkspaceAudit operation middleware
+func (sh *strictHandler) VerifyWorkspaceAudit(w http.ResponseWriter, r *http.Request, params VerifyWorkspaceAuditParams) {
+	var request VerifyWorkspaceAuditRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.VerifyWorkspaceAudit(ctx, request.(VerifyWorkspaceAuditRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "VerifyWorkspaceAudit")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(VerifyWorkspaceAuditResponseObject); ok {
+		if err := validResponse.VisitVerifyWorkspaceAuditResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // Login operation middleware

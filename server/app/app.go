@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
@@ -156,10 +157,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			rt.close()
 		}
 	}()
-	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.follower})
-	releases := release.New(pool, release.Config{Logger: logger, Now: o.now, Bus: rt.follower})
-	provisioning := scim.New(pool, scim.Config{Logger: logger, Now: o.now, Invalidator: idSvc, Bus: rt.follower})
-	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, Bus: rt.follower, Releases: releases})
+	trail := audit.New(audit.KeyFrom(cfg.AuditKey), o.now)
+	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.follower, Trail: trail})
+	releases := release.New(pool, release.Config{Logger: logger, Now: o.now, Bus: rt.follower, Trail: trail})
+	provisioning := scim.New(pool, scim.Config{Logger: logger, Now: o.now, Invalidator: idSvc, Bus: rt.follower, Trail: trail})
+	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, Bus: rt.follower, Releases: releases, Trail: trail})
 	if err := idSvc.Seed(startCtx, identity.SeedConfig{
 		WorkspaceName: cfg.WorkspaceName,
 		AdminEmail:    cfg.AdminEmail,
@@ -168,11 +170,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}); err != nil {
 		return nil, err
 	}
-	signOn, err := sso.New(pool, sso.Config{Logger: logger, Now: o.now, SessionSecret: cfg.SessionSecret, Sessions: idSvc, PublicURL: cfg.PublicURL})
+	signOn, err := sso.New(pool, sso.Config{Logger: logger, Now: o.now, SessionSecret: cfg.SessionSecret, Sessions: idSvc, PublicURL: cfg.PublicURL, Trail: trail})
 	if err != nil {
 		return nil, err
 	}
-	notifications := notify.NewService(pool, notify.ServiceConfig{Logger: logger, Now: o.now, NotifyBackoff: o.notifyBackoff, NotifyLease: o.notifyLease})
+	notifications := notify.NewService(pool, notify.ServiceConfig{Logger: logger, Now: o.now, NotifyBackoff: o.notifyBackoff, NotifyLease: o.notifyLease, Trail: trail})
 	maxTail := cfg.IngestMaxUnfolded
 	if maxTail == 0 {
 		maxTail = -1 // INGEST_MAX_UNFOLDED=0: no limit
@@ -187,7 +189,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		FlushInterval: o.exposureFlush, Dropped: rt.metrics.OFREPExposuresDropped.Inc, Now: o.now})
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
-		Core: svc, Identity: idSvc, Releases: releases, SCIM: provisioning, SSO: signOn, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
+		Core: svc, Audit: audit.NewService(pool, trail), TrustedProxies: cfg.TrustedProxies, Identity: idSvc, Releases: releases, SCIM: provisioning, SSO: signOn, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
 		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
 		OFREP: &ofrep.Config{
 			Auth: idSvc, Flags: hubFlags{rt.hub}, Keys: idSvc, Exposures: rt.exposures,
@@ -203,7 +205,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr(), err)
 	}
 	return &App{
-		workers:  o.workers(svc, notifications, releases, logger),
+		workers:  append(o.workers(svc, notifications, releases, logger), sealTrail(trail, pool, o.workerInterval, logger)),
 		cfg:      cfg,
 		logger:   logger,
 		pool:     pool,
@@ -212,8 +214,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		retention: func(ctx context.Context) {
 			folded := make(chan struct{})
 			go func() { defer close(folded); meas.RunRollupFolder(ctx, o.folder) }()
+			pruned := make(chan struct{})
+			go func() { defer close(pruned); pruneTrail(ctx, trail, pool, cfg.AuditRetentionDays, o.now, logger) }()
 			meas.RunRetention(ctx, measure.RetentionConfig{Days: cfg.RetentionDays})
 			<-folded
+			<-pruned
 		},
 		server: &http.Server{
 			Handler:           handler,

@@ -39,7 +39,10 @@ type Principal struct {
 	Role      string // workspace role: admin, editor or viewer
 	SessionID []byte // set when a session cookie authenticated the request
 	TokenID   int64  // set when a personal access token authenticated it
-	ReadOnly  bool   // a read_only token: reads only (docs/reference/identity.md, Personal access tokens)
+	// TokenPrefix is that token's display prefix: the audit trail names
+	// which of a user's tokens acted by it.
+	TokenPrefix string
+	ReadOnly    bool // a read_only token: reads only (docs/reference/identity.md, Personal access tokens)
 
 	// SDK keys. KeyID is 0 for the legacy SDK_KEY, which has no stored record.
 	// Client is set for a client key (pk_live_), which may only evaluate

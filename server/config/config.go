@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -94,6 +95,23 @@ type Config struct {
 	// is a summary count instead. About 70 bytes each; default
 	// 1,000,000, the Go SDK's; 0 records one impression per evaluation.
 	OFREPExposureMemory int
+	// AuditKey (AUDIT_KEY) keys the MAC of every audit trail entry
+	// (docs/audit.md); SessionSecret when unset, so set it before
+	// rotating SESSION_SECRET if older entries are to stay verifiable.
+	AuditKey string
+	// AuditRetentionDays (AUDIT_RETENTION_DAYS) is how many days of the audit
+	// trail are kept; 0 (unset) keeps it forever.
+	AuditRetentionDays int
+	// TrustedProxies (TRUSTED_PROXIES: addresses and CIDR prefixes, comma
+	// separated) are the proxies whose X-Forwarded-For names the client in
+	// audit entries; none by default, so the peer address is recorded.
+	TrustedProxies []netip.Prefix
+	// MetricsAddr (METRICS_ADDR), when set, serves /metrics on a listener of
+	// its own at this address and not on the main port.
+	MetricsAddr string
+	// MetricsToken (METRICS_TOKEN), when set, makes /metrics require
+	// Authorization: Bearer <it>.
+	MetricsToken string
 }
 
 // FromEnv reads the configuration through lookup, which behaves like
@@ -122,7 +140,10 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		AdminPassword:    get("ADMIN_PASSWORD", ""),
 		AdminName:        get("ADMIN_NAME", "Admin"),
 		WorkspaceName:    get("WORKSPACE_NAME", "Switchyard"),
+		MetricsAddr:      get("METRICS_ADDR", ""),
+		MetricsToken:     get("METRICS_TOKEN", ""),
 	}
+	c.AuditKey = get("AUDIT_KEY", c.SessionSecret)
 
 	c.DatabaseURL = get("DATABASE_URL", "")
 	if c.DatabaseURL == "" {
@@ -162,6 +183,19 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.OFREPExposureMemory, err = parseExposureMemory(get("OFREP_EXPOSURE_MEMORY", "1000000")); err != nil {
 		errs = append(errs, fmt.Errorf("OFREP_EXPOSURE_MEMORY: %w", err))
+	}
+	if v := get("AUDIT_RETENTION_DAYS", ""); v != "" {
+		if c.AuditRetentionDays, err = parseRetentionDays(v); err != nil {
+			errs = append(errs, fmt.Errorf("AUDIT_RETENTION_DAYS: %w", err))
+		}
+	}
+	if c.TrustedProxies, err = parsePrefixes(get("TRUSTED_PROXIES", "")); err != nil {
+		errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %w", err))
+	}
+	if c.MetricsAddr != "" {
+		if _, _, perr := net.SplitHostPort(c.MetricsAddr); perr != nil {
+			errs = append(errs, fmt.Errorf("METRICS_ADDR: want host:port, got %q", c.MetricsAddr))
+		}
 	}
 
 	if len(errs) > 0 {
@@ -312,4 +346,26 @@ func parsePoolSize(s string) (int32, error) {
 		return 0, fmt.Errorf("invalid value %q: want at least 1", s)
 	}
 	return int32(n), nil
+}
+
+// parsePrefixes reads a comma-separated list of IP addresses and CIDR
+// prefixes; an address is a prefix of its full length.
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("want IP addresses or CIDR prefixes, got %q", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }

@@ -32,10 +32,10 @@ const (
 	SourceChangeRequest = "change_request"
 )
 
-// audit appends one entry in the transaction of the write it records, so an
+// auditFlag appends one entry in the transaction of the write it records, so an
 // acknowledged write always has its entry. before and after are the flag in
 // its API form; either may be nil.
-func audit(ctx context.Context, q *db.Queries, envID uuid.UUID, key, actor, action string, before, after *eval.Flag, metadata map[string]any) error {
+func auditFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key, actor, action string, before, after *eval.Flag, metadata map[string]any) error {
 	enc := func(v any) (json.RawMessage, error) {
 		if v == nil {
 			return nil, nil

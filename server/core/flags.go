@@ -117,7 +117,7 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 		if err != nil {
 			return eval.Flag{}, err
 		}
-		return after, audit(ctx, q, env.ID, f.Key, actor, createAction, nil, &after, metadata)
+		return after, auditFlag(ctx, q, env.ID, f.Key, actor, createAction, nil, &after, metadata)
 	case err != nil:
 		return eval.Flag{}, fmt.Errorf("lock flag: %w", err)
 	}
@@ -221,7 +221,7 @@ func writeFlag(ctx context.Context, q *db.Queries, id int64, before, next eval.F
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	return after, audit(ctx, q, updated.EnvironmentID, before.Key, actor, action, &before, &after, metadata)
+	return after, auditFlag(ctx, q, updated.EnvironmentID, before.Key, actor, action, &before, &after, metadata)
 }
 
 // applyFlagPatch applies a merge patch to current and validates the result.
@@ -288,7 +288,7 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagDeleted, key, p.Actor(), before, &before); err != nil {
 			return err
 		}
-		return audit(ctx, q, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
+		return auditFlag(ctx, q, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
 		return store.AdaptError(err)
@@ -340,7 +340,7 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after); err != nil {
 			return eval.Flag{}, err
 		}
-		return after, audit(ctx, q, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
+		return after, auditFlag(ctx, q, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)

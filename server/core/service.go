@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/bus"
 )
 
@@ -17,10 +18,14 @@ type Service struct {
 	now      func() time.Time
 	bus      bus.Publisher
 	releases ReleaseGuard
+	trail    *audit.Trail
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
+	// Trail records every write in the workspace audit trail, in the
+	// write's transaction; nil records with a development key.
+	Trail  *audit.Trail
 	Logger *slog.Logger     // discarded when nil
 	Now    func() time.Time // the clock (schedules); time.Now when nil
 	Bus    bus.Publisher    // where committed changes are announced; none when nil
@@ -31,7 +36,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus, releases: cfg.Releases}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus, releases: cfg.Releases, trail: cfg.Trail}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/internal/jsonappend"
@@ -32,6 +33,7 @@ const exportWriteTimeout = time.Minute
 // and RFC 3339, else 422).
 type exportHandler struct {
 	measure *measure.Service
+	audit   *audit.Service
 	errs    errorWriter
 	logger  *slog.Logger
 }

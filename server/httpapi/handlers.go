@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/switchyard/switchyard/gen/apiserver"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/measure"
@@ -20,6 +21,7 @@ import (
 // method and converts the result.
 type Handlers struct {
 	core         *core.Service
+	audit        *audit.Service
 	identity     *identity.Service
 	measure      *measure.Service
 	notify       *notify.Service

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/measure"
@@ -31,6 +33,10 @@ import (
 // dashboard.
 type Config struct {
 	Core     *core.Service
+	Audit    *audit.Service // the workspace audit trail's reads
+	// TrustedProxies are the addresses (TRUSTED_PROXIES) whose
+	// X-Forwarded-For names the client in audit entries.
+	TrustedProxies []netip.Prefix
 	Identity *identity.Service
 	Measure  *measure.Service
 	Notify   *notify.Service // webhooks and chat integrations
@@ -83,7 +89,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 
-	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, scim: cfg.SCIM, sso: cfg.SSO, logger: logger, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
+	strict := apiserver.NewStrictHandlerWithOptions(&Handlers{core: cfg.Core, audit: cfg.Audit, identity: cfg.Identity, measure: cfg.Measure, notify: cfg.Notify, releases: cfg.Releases, scim: cfg.SCIM, sso: cfg.SSO, logger: logger, cookieSecure: cfg.CookieSecure}, nil, apiserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  func(w http.ResponseWriter, r *http.Request, err error) { errs.write(w, r, &jsonSyntaxError{err}) },
 		ResponseErrorHandlerFunc: errs.write,
 	})
@@ -93,7 +99,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	apiserver.HandlerWithOptions(strict, apiserver.GorillaServerOptions{BaseRouter: api, ErrorHandlerFunc: errs.write})
 	// The raw exports stream NDJSON, so they are hand-written (export.go)
 	// but sit behind the same chain as the generated routes.
-	exports := exportHandler{measure: cfg.Measure, errs: errs, logger: logger}
+	exports := exportHandler{measure: cfg.Measure, audit: cfg.Audit, errs: errs, logger: logger}
+	api.Path("/api/audit/export").Methods(http.MethodGet).HandlerFunc(exports.trailExport)
 	api.Path("/api/environments/{env_id}/impressions/export").Methods(http.MethodGet).HandlerFunc(exports.impressions)
 	api.Path("/api/environments/{env_id}/events/export").Methods(http.MethodGet).HandlerFunc(exports.events)
 
@@ -111,14 +118,15 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		counted: func(status int) { cfg.Metrics.SnapshotRequests.WithLabelValues(strconv.Itoa(status)).Inc() },
 	})
 	root.Path("/metrics").Methods(http.MethodGet).Handler(cfg.Metrics.Handler())
+	requests := requestRecorder{trusted: cfg.TrustedProxies}
 	if cfg.SCIM != nil {
 		// SCIM's bodies are application/scim+json and its errors have their
 		// own shape, so it stays outside the API chain and its validator;
 		// only SCIM tokens authenticate there (docs/scim.md).
-		root.PathPrefix(scim.Prefix).Handler(scim.NewHandler(scim.HandlerConfig{Service: cfg.SCIM, Logger: cfg.Logger, Unreachable: cfg.Unreachable}))
+		root.PathPrefix(scim.Prefix).Handler(requests.middleware(scim.NewHandler(scim.HandlerConfig{Service: cfg.SCIM, Logger: cfg.Logger, Unreachable: cfg.Unreachable})))
 	}
 	authn := authenticator{identity: cfg.Identity, errs: errs}
-	apiChain := chain(api, limitBody(errs), rejectUnstorableText(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware)
+	apiChain := chain(api, requests.middleware, limitBody(errs), rejectUnstorableText(errs), v.findRoute, authn.middleware, limitBatch(errs), v.middleware)
 	var top http.Handler = root
 	if cfg.OFREP != nil {
 		oc := *cfg.OFREP

@@ -119,7 +119,7 @@ func (s *Service) authenticateToken(ctx context.Context, q *db.Queries, token st
 	}
 	return &auth.Principal{
 		Kind: auth.KindUser, UserID: row.ID, Email: row.Email, Name: row.Name, Role: row.Role,
-		TokenID: row.TokenID, ReadOnly: row.Scope == "read_only",
+		TokenID: row.TokenID, TokenPrefix: row.TokenPrefix, ReadOnly: row.Scope == "read_only",
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 )
@@ -22,10 +23,14 @@ type Service struct {
 	sealer       *auth.Sealer
 	bus          bus.Publisher
 	keys         *keyCache
+	trail        *audit.Trail
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
+	// Trail records every write in the workspace audit trail, in the
+	// write's transaction; nil records with a development key.
+	Trail        *audit.Trail
 	Logger       *slog.Logger     // discarded when nil
 	Now          func() time.Time // the clock (lockouts, sessions, token expiry); time.Now when nil
 	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
@@ -35,7 +40,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus}
+	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus, trail: cfg.Trail}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

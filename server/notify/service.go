@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/switchyard/switchyard/server/audit"
 )
 
 // Service runs Switchyard's notifications against the database: the
@@ -17,10 +18,14 @@ type Service struct {
 	notifier *Client
 	backoff  []time.Duration
 	lease    time.Duration
+	trail    *audit.Trail
 }
 
 // ServiceConfig holds a Service's optional settings; its zero value works.
 type ServiceConfig struct {
+	// Trail records every write in the workspace audit trail, in the
+	// write's transaction; nil records with a development key.
+	Trail    *audit.Trail
 	Logger   *slog.Logger     // discarded when nil
 	Now      func() time.Time // the clock (the test message's time); time.Now when nil
 	Notifier *Client          // sends webhooks and chat alerts; a default client when nil
@@ -36,7 +41,7 @@ type ServiceConfig struct {
 // NewService returns a Service on pool.
 func NewService(pool *pgxpool.Pool, cfg ServiceConfig) *Service {
 	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now,
-		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff, lease: cfg.NotifyLease}
+		notifier: cfg.Notifier, backoff: cfg.NotifyBackoff, lease: cfg.NotifyLease, trail: cfg.Trail}
 	if s.notifier == nil {
 		s.notifier = NewClient(Config{})
 	}

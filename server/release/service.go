@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/core"
@@ -29,10 +30,14 @@ type Service struct {
 	logger *slog.Logger
 	now    func() time.Time
 	bus    bus.Publisher
+	trail  *audit.Trail
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
+	// Trail records every write in the workspace audit trail, in the
+	// write's transaction; nil records with a development key.
+	Trail  *audit.Trail
 	Logger *slog.Logger     // discarded when nil
 	Now    func() time.Time // the clock; time.Now when nil
 	Bus    bus.Publisher    // where the releases' flag writes are announced; none when nil
@@ -40,7 +45,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, bus: cfg.Bus, trail: cfg.Trail}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/groupsync"
 	"github.com/switchyard/switchyard/server/store"
@@ -27,10 +28,14 @@ type Service struct {
 	now     func() time.Time
 	forget  Invalidator
 	publish bus.Publisher
+	trail   *audit.Trail
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
+	// Trail records every write in the workspace audit trail, in the
+	// write's transaction; nil records with a development key.
+	Trail  *audit.Trail
 	Logger *slog.Logger     // discarded when nil
 	Now    func() time.Time // the clock (token use); time.Now when nil
 	// Invalidator forgets credentials a SCIM change ended on this instance
@@ -43,7 +48,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, forget: cfg.Invalidator, publish: cfg.Bus}
+	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now, forget: cfg.Invalidator, publish: cfg.Bus, trail: cfg.Trail}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

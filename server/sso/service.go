@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 )
 
@@ -34,6 +35,7 @@ type Service struct {
 	secrets   *auth.Box // the client secret at rest
 	cookies   *auth.Box // the sign-in cookie
 	publicURL string
+	trail     *audit.Trail
 	client    *http.Client
 
 	mu        sync.Mutex
@@ -43,6 +45,9 @@ type Service struct {
 // Config holds a Service's settings. SessionSecret, Sessions and PublicURL
 // are required; the rest have working zero values.
 type Config struct {
+	// Trail records every write in the workspace audit trail, in the
+	// write's transaction; nil records with a development key.
+	Trail         *audit.Trail
 	Logger        *slog.Logger     // discarded when nil
 	Now           func() time.Time // time.Now when nil
 	SessionSecret string           // SESSION_SECRET: the sealing keys derive from it
@@ -69,7 +74,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		pool: pool, logger: cfg.Logger, now: cfg.Now, sessions: cfg.Sessions, secrets: secrets, cookies: cookies,
-		publicURL: strings.TrimRight(cfg.PublicURL, "/"), client: cfg.HTTPClient, providers: map[string]*oidc.Provider{},
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"), trail: cfg.Trail, client: cfg.HTTPClient, providers: map[string]*oidc.Provider{},
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)

@@ -1,0 +1,187 @@
+package audit
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchyard/switchyard/db"
+)
+
+// Trail writes entries: every write path records its change through Record,
+// inside the transaction of the change.
+type Trail struct {
+	key []byte
+	now func() time.Time
+}
+
+// New returns a Trail that MACs entries with key (KeyFrom). now is the
+// clock of each entry's at; time.Now when nil.
+func New(key []byte, now func() time.Time) *Trail {
+	if now == nil {
+		now = time.Now
+	}
+	return &Trail{key: key, now: now}
+}
+
+// KeyFrom derives the trail's MAC key from a server secret (AUDIT_KEY, or
+// SESSION_SECRET when that is unset), so that the key itself is stored
+// nowhere and is not the secret that seals sessions.
+func KeyFrom(secret string) []byte {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("switchyard audit trail mac v1"))
+	return m.Sum(nil)
+}
+
+// orDefault lets a nil Trail record with the key of an empty secret, so that
+// a service built without one (in a test) still writes every entry.
+func (t *Trail) orDefault() *Trail {
+	if t == nil {
+		return New(KeyFrom(""), nil)
+	}
+	return t
+}
+
+// Record appends c to the trail through q, which must be the transaction of
+// the change: the entry commits, or is lost, with it. Its actor is c.Actor,
+// else the context's (ActorFrom); its request the context's.
+func (t *Trail) Record(ctx context.Context, q *db.Queries, c Change) error {
+	t = t.orDefault()
+	before, err := encodeState(c.Before)
+	if err != nil {
+		return fmt.Errorf("audit %s: encode before: %w", c.Action, err)
+	}
+	after, err := encodeState(c.After)
+	if err != nil {
+		return fmt.Errorf("audit %s: encode after: %w", c.Action, err)
+	}
+	actor := ActorFrom(ctx)
+	if c.Actor != nil {
+		actor = *c.Actor
+	}
+	if actor.Email != nil {
+		actor.Email = Str(strings.ToLower(*actor.Email))
+	}
+	id, err := q.NextTrailID(ctx)
+	if err != nil {
+		return fmt.Errorf("audit %s: take id: %w", c.Action, err)
+	}
+	e := Entry{
+		ID: id, At: t.now().UTC().Truncate(time.Microsecond), Action: c.Action, Actor: actor,
+		Resource: c.Resource, ProjectID: c.ProjectID, EnvironmentID: c.EnvironmentID,
+		Before: before, After: after, Request: RequestFrom(ctx),
+	}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("audit %s: encode: %w", c.Action, err)
+	}
+	row := db.InsertTrailEntryParams{
+		ID: id, At: e.At, Action: e.Action, ActorKind: actor.Kind, ActorEmail: actor.Email, ActorLabel: actor.Label,
+		ResourceType: c.Resource.Type, ResourceID: c.Resource.ID, ProjectID: c.ProjectID, EnvironmentID: c.EnvironmentID,
+		Body: body,
+	}
+	row.Mac = t.mac(rowColumns{
+		id: id, at: e.At, action: e.Action, actorKind: actor.Kind, actorEmail: actor.Email, actorLabel: actor.Label,
+		resourceType: row.ResourceType, resourceID: row.ResourceID, projectID: c.ProjectID, environmentID: c.EnvironmentID, body: body,
+	})
+	if err := q.InsertTrailEntry(ctx, row); err != nil {
+		return fmt.Errorf("audit %s: insert: %w", c.Action, err)
+	}
+	return nil
+}
+
+// encodeState encodes a before or after state; a nil one, or one that
+// encodes as null, is none.
+func encodeState(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if raw, ok := v.(json.RawMessage); ok && len(raw) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return nil, err
+	}
+	return b, nil
+}
+
+// rowColumns are the stored columns a MAC covers: the body, and the copies
+// of its fields that filters read, so that neither can be changed by hand
+// without verification noticing.
+type rowColumns struct {
+	id                     int64
+	at                     time.Time
+	action, actorKind      string
+	actorEmail, actorLabel *string
+	resourceType           string
+	resourceID             string
+	projectID              *uuid.UUID
+	environmentID          *uuid.UUID
+	body                   []byte
+}
+
+func columnsOf(r db.AuditTrail) rowColumns {
+	return rowColumns{
+		id: r.ID, at: r.At, action: r.Action, actorKind: r.ActorKind, actorEmail: r.ActorEmail, actorLabel: r.ActorLabel,
+		resourceType: r.ResourceType, resourceID: r.ResourceID, projectID: r.ProjectID, environmentID: r.EnvironmentID, body: r.Body,
+	}
+}
+
+// mac is HMAC-SHA256 under the trail's key of the row's columns, each
+// length-prefixed so that no two rows encode alike.
+func (t *Trail) mac(c rowColumns) []byte {
+	m := hmac.New(sha256.New, t.key)
+	var n [8]byte
+	field := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		m.Write(n[:])
+		m.Write(b)
+	}
+	opt := func(s *string) {
+		if s == nil {
+			m.Write([]byte{0})
+			return
+		}
+		m.Write([]byte{1})
+		field([]byte(*s))
+	}
+	optID := func(id *uuid.UUID) {
+		if id == nil {
+			m.Write([]byte{0})
+			return
+		}
+		m.Write([]byte{1})
+		m.Write(id[:])
+	}
+	binary.BigEndian.PutUint64(n[:], uint64(c.id))
+	m.Write(n[:])
+	binary.BigEndian.PutUint64(n[:], uint64(c.at.UnixMicro()))
+	m.Write(n[:])
+	field([]byte(c.action))
+	field([]byte(c.actorKind))
+	opt(c.actorEmail)
+	opt(c.actorLabel)
+	field([]byte(c.resourceType))
+	field([]byte(c.resourceID))
+	optID(c.projectID)
+	optID(c.environmentID)
+	field(c.body)
+	return m.Sum(nil)
+}
+
+// chain is the hash of an entry: SHA-256 over the previous entry's hash
+// (empty for the first) and the entry's canonical bytes.
+func chain(prev, body []byte) []byte {
+	h := sha256.New()
+	h.Write(prev)
+	h.Write(body)
+	return h.Sum(nil)
+}
