@@ -14,8 +14,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/switchyard/switchyard/db"
-	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/internal/jsonappend"
 	"github.com/switchyard/switchyard/server/measure"

@@ -32,16 +32,16 @@ import (
 // Config holds what the HTTP layer needs. Its zero PublicDir serves no
 // dashboard.
 type Config struct {
-	Core     *core.Service
-	Audit    *audit.Service // the workspace audit trail's reads
+	Core  *core.Service
+	Audit *audit.Service // the workspace audit trail's reads
 	// TrustedProxies are the addresses (TRUSTED_PROXIES) whose
 	// X-Forwarded-For names the client in audit entries.
 	TrustedProxies []netip.Prefix
-	Identity *identity.Service
-	Measure  *measure.Service
-	Notify   *notify.Service // webhooks and chat integrations
-	Releases *release.Service
-	SSO      *sso.Service // single sign-on; nil serves it as off
+	Identity       *identity.Service
+	Measure        *measure.Service
+	Notify         *notify.Service // webhooks and chat integrations
+	Releases       *release.Service
+	SSO            *sso.Service // single sign-on; nil serves it as off
 	// SCIM serves the SCIM token routes and /scim/v2/ (docs/scim.md).
 	SCIM      *scim.Service
 	Logger    *slog.Logger
