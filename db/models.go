@@ -46,6 +46,12 @@ type AuditTrailAnchor struct {
 	Hash      []byte
 }
 
+type AuditTrailHead struct {
+	Singleton bool
+	ID        int64
+	Hash      []byte
+}
+
 type ChangeLog struct {
 	Seq           int64
 	EnvironmentID *uuid.UUID

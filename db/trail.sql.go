@@ -54,9 +54,7 @@ func (q *Queries) GetTrailHashBefore(ctx context.Context, beforeID int64) ([]byt
 
 const getTrailHead = `-- name: GetTrailHead :one
 SELECT h.id, h.hash FROM (
-    (SELECT t.id, t.hash FROM audit_trail t WHERE t.hash IS NOT NULL ORDER BY t.id DESC LIMIT 1)
-    UNION ALL
-    (SELECT a.id, a.hash FROM audit_trail_anchor a)
+    (SELECT t.id, t.hash FROM audit_trail_head t)
     UNION ALL
     (SELECT 0::bigint, '\x'::bytea)
 ) h ORDER BY h.id DESC LIMIT 1
@@ -67,8 +65,8 @@ type GetTrailHeadRow struct {
 	Hash []byte
 }
 
-// The sealed entry the next seal continues from, or the retention anchor
-// when none remains; id 0 and no hash when the chain is empty.
+// The sealed entry the next seal continues from; id 0 and no hash before
+// the first seal.
 func (q *Queries) GetTrailHead(ctx context.Context) (GetTrailHeadRow, error) {
 	row := q.db.QueryRow(ctx, getTrailHead)
 	var i GetTrailHeadRow
@@ -523,5 +521,20 @@ ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, hash = excluded.hash
 
 func (q *Queries) SetTrailAnchor(ctx context.Context, id int64) error {
 	_, err := q.db.Exec(ctx, setTrailAnchor, id)
+	return err
+}
+
+const setTrailHead = `-- name: SetTrailHead :exec
+INSERT INTO audit_trail_head (id, hash) VALUES ($1, $2)
+ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, hash = excluded.hash
+`
+
+type SetTrailHeadParams struct {
+	ID   int64
+	Hash []byte
+}
+
+func (q *Queries) SetTrailHead(ctx context.Context, arg SetTrailHeadParams) error {
+	_, err := q.db.Exec(ctx, setTrailHead, arg.ID, arg.Hash)
 	return err
 }

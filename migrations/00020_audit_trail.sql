@@ -73,6 +73,15 @@ CREATE TABLE audit_trail_anchor (
     hash      bytea   NOT NULL
 );
 
+-- The last sealed entry's id and hash, where the next seal continues: kept
+-- apart from the entries, so that deleting the newest sealed entries by hand
+-- does not move the chain's end back with them.
+CREATE TABLE audit_trail_head (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    id        bigint  NOT NULL,
+    hash      bytea   NOT NULL
+);
+
 -- The trail is append-only for the server: an UPDATE may only seal an entry
 -- (set its hash once, nothing else), and a DELETE is retention's alone,
 -- which announces itself with a transaction-local setting. Whoever can
@@ -103,6 +112,7 @@ CREATE TRIGGER audit_trail_append_only
     FOR EACH ROW EXECUTE FUNCTION audit_trail_append_only();
 
 -- +goose Down
+DROP TABLE audit_trail_head;
 DROP TABLE audit_trail_anchor;
 DROP TABLE audit_trail;
 DROP FUNCTION audit_trail_append_only();

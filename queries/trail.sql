@@ -27,15 +27,17 @@ SELECT audit_trail_last_id()::bigint AS id;
 SELECT vxid::text FROM audit_trail_writers() AS vxid;
 
 -- name: GetTrailHead :one
--- The sealed entry the next seal continues from, or the retention anchor
--- when none remains; id 0 and no hash when the chain is empty.
+-- The sealed entry the next seal continues from; id 0 and no hash before
+-- the first seal.
 SELECT h.id, h.hash FROM (
-    (SELECT t.id, t.hash FROM audit_trail t WHERE t.hash IS NOT NULL ORDER BY t.id DESC LIMIT 1)
-    UNION ALL
-    (SELECT a.id, a.hash FROM audit_trail_anchor a)
+    (SELECT t.id, t.hash FROM audit_trail_head t)
     UNION ALL
     (SELECT 0::bigint, '\x'::bytea)
 ) h ORDER BY h.id DESC LIMIT 1;
+
+-- name: SetTrailHead :exec
+INSERT INTO audit_trail_head (id, hash) VALUES (@id, @hash)
+ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, hash = excluded.hash;
 
 -- name: ListTrailUnsealed :many
 SELECT id, body FROM audit_trail

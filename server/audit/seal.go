@@ -59,6 +59,11 @@ func (t *Trail) Seal(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 				return 0, fmt.Errorf("read unsealed trail entries: %w", err)
 			}
 			if len(rows) == 0 {
+				if sealed > 0 {
+					if err := q.SetTrailHead(ctx, db.SetTrailHeadParams{ID: after, Hash: prev}); err != nil {
+						return 0, fmt.Errorf("record the trail's head: %w", err)
+					}
+				}
 				return sealed, nil
 			}
 			ids, hashes := make([]int64, len(rows)), make([][]byte, len(rows))

@@ -29,8 +29,9 @@ type Verification struct {
 // hash is not SHA-256 over the previous entry's hash and its body (an entry
 // changed, or the one after an entry deleted), its MAC does not match (an
 // entry inserted, or a column changed, by anyone without the server's key),
-// its body names another id, or it is not sealed though a later entry is
-// (inserted behind the sealer).
+// its body names another id, it is not sealed though the sealer has passed
+// it (inserted behind the sealer), or it is sealed beyond the sealer's head;
+// and, verifying up to now, whether the newest sealed entries are gone.
 func (t *Trail) Verify(ctx context.Context, pool *pgxpool.Pool, from, to *time.Time) (Verification, error) {
 	t = t.orDefault()
 	q := db.New(pool)
@@ -38,15 +39,26 @@ func (t *Trail) Verify(ctx context.Context, pool *pgxpool.Pool, from, to *time.T
 	if err != nil {
 		return Verification{}, fmt.Errorf("bound the verified range: %w", err)
 	}
+	head, err := q.GetTrailHead(ctx)
+	if err != nil {
+		return Verification{}, fmt.Errorf("read the trail's head: %w", err)
+	}
 	v := Verification{OK: true}
+	bad := func(id int64) (Verification, error) {
+		v.OK, v.FirstBadID = false, &id
+		return v, nil
+	}
 	if span.FirstID == 0 {
+		if to == nil && head.ID >= max(span.FirstID, 1) && from == nil {
+			return bad(head.ID) // sealed entries were, and none is left
+		}
 		return v, nil
 	}
 	prev, err := q.GetTrailHashBefore(ctx, span.FirstID)
 	if err != nil {
 		return Verification{}, fmt.Errorf("read the hash before entry %d: %w", span.FirstID, err)
 	}
-	var unsealed int64 // the first entry without a hash since the last sealed one
+	var lastSealed int64
 	after := span.FirstID - 1
 	for after < span.LastID {
 		rows, err := q.ListTrailForVerify(ctx, db.ListTrailForVerifyParams{AfterID: after, ThroughID: &span.LastID, RowLimit: verifyBatch})
@@ -58,23 +70,22 @@ func (t *Trail) Verify(ctx context.Context, pool *pgxpool.Pool, from, to *time.T
 		}
 		for _, r := range rows {
 			after = r.ID
-			if r.Hash == nil {
-				if unsealed == 0 {
-					unsealed = r.ID
-				}
-				continue
-			}
-			bad := unsealed
-			if bad == 0 && !t.holds(r, prev) {
-				bad = r.ID
-			}
-			if bad != 0 {
-				v.OK, v.FirstBadID = false, &bad
-				return v, nil
+			switch {
+			case r.Hash == nil && r.ID < head.ID:
+				return bad(r.ID) // behind the sealer, which never goes back
+			case r.Hash == nil:
+				continue // not sealed yet
+			case r.ID > head.ID || !t.holds(r, prev):
+				return bad(r.ID)
 			}
 			v.Checked++
-			prev = r.Hash
+			prev, lastSealed = r.Hash, r.ID
 		}
+	}
+	if to == nil && lastSealed < head.ID {
+		// The newest sealed entries are gone: the next entry, when one
+		// comes, is reported; until then the head's own id is.
+		return bad(head.ID)
 	}
 	return v, nil
 }
