@@ -20,6 +20,7 @@ import (
 type Trail struct {
 	key []byte
 	now func() time.Time
+	off bool // Disabled: records nothing
 }
 
 // New returns a Trail that MACs entries with key (KeyFrom). now is the
@@ -30,6 +31,10 @@ func New(key []byte, now func() time.Time) *Trail {
 	}
 	return &Trail{key: key, now: now}
 }
+
+// Disabled returns a Trail that records nothing. It exists to measure what
+// the trail costs a write (bench/audit); a server never runs with it.
+func Disabled() *Trail { return &Trail{off: true, now: time.Now} }
 
 // KeyFrom derives the trail's MAC key from a server secret (AUDIT_KEY, or
 // SESSION_SECRET when that is unset), so that the key itself is stored
@@ -54,33 +59,50 @@ func (t *Trail) orDefault() *Trail {
 // else the context's (ActorFrom); its request the context's.
 func (t *Trail) Record(ctx context.Context, q *db.Queries, c Change) error {
 	t = t.orDefault()
-	before, err := encodeState(c.Before)
-	if err != nil {
-		return fmt.Errorf("audit %s: encode before: %w", c.Action, err)
-	}
-	after, err := encodeState(c.After)
-	if err != nil {
-		return fmt.Errorf("audit %s: encode after: %w", c.Action, err)
-	}
-	actor := ActorFrom(ctx)
-	if c.Actor != nil {
-		actor = *c.Actor
-	}
-	if actor.Email != nil {
-		actor.Email = Str(strings.ToLower(*actor.Email))
+	if t.off {
+		return nil
 	}
 	id, err := q.NextTrailID(ctx)
 	if err != nil {
 		return fmt.Errorf("audit %s: take id: %w", c.Action, err)
 	}
+	actor := ActorFrom(ctx)
+	if c.Actor != nil {
+		actor = *c.Actor
+	}
+	row, err := t.Row(id, t.now(), actor, RequestFrom(ctx), c)
+	if err != nil {
+		return err
+	}
+	if err := q.InsertTrailEntry(ctx, row); err != nil {
+		return fmt.Errorf("audit %s: insert: %w", c.Action, err)
+	}
+	return nil
+}
+
+// Row builds the stored row of entry id: its canonical bytes, their MAC and
+// the filter columns. Record writes what it returns; loading tools may too.
+func (t *Trail) Row(id int64, at time.Time, actor Actor, req Request, c Change) (db.InsertTrailEntryParams, error) {
+	t = t.orDefault()
+	before, err := encodeState(c.Before)
+	if err != nil {
+		return db.InsertTrailEntryParams{}, fmt.Errorf("audit %s: encode before: %w", c.Action, err)
+	}
+	after, err := encodeState(c.After)
+	if err != nil {
+		return db.InsertTrailEntryParams{}, fmt.Errorf("audit %s: encode after: %w", c.Action, err)
+	}
+	if actor.Email != nil {
+		actor.Email = Str(strings.ToLower(*actor.Email))
+	}
 	e := Entry{
-		ID: id, At: t.now().UTC().Truncate(time.Microsecond), Action: c.Action, Actor: actor,
+		ID: id, At: at.UTC().Truncate(time.Microsecond), Action: c.Action, Actor: actor,
 		Resource: c.Resource, ProjectID: c.ProjectID, EnvironmentID: c.EnvironmentID,
-		Before: before, After: after, Request: RequestFrom(ctx),
+		Before: before, After: after, Request: req,
 	}
 	body, err := json.Marshal(e)
 	if err != nil {
-		return fmt.Errorf("audit %s: encode: %w", c.Action, err)
+		return db.InsertTrailEntryParams{}, fmt.Errorf("audit %s: encode: %w", c.Action, err)
 	}
 	row := db.InsertTrailEntryParams{
 		ID: id, At: e.At, Action: e.Action, ActorKind: actor.Kind, ActorEmail: actor.Email, ActorLabel: actor.Label,
@@ -91,10 +113,7 @@ func (t *Trail) Record(ctx context.Context, q *db.Queries, c Change) error {
 		id: id, at: e.At, action: e.Action, actorKind: actor.Kind, actorEmail: actor.Email, actorLabel: actor.Label,
 		resourceType: row.ResourceType, resourceID: row.ResourceID, projectID: c.ProjectID, environmentID: c.EnvironmentID, body: body,
 	})
-	if err := q.InsertTrailEntry(ctx, row); err != nil {
-		return fmt.Errorf("audit %s: insert: %w", c.Action, err)
-	}
-	return nil
+	return row, nil
 }
 
 // encodeState encodes a before or after state; a nil one, or one that
