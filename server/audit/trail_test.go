@@ -45,19 +45,37 @@ func change(i int) audit.Change {
 	}
 }
 
-// seal seals until nothing is left and returns how many it sealed.
+// seal seals until no entry waits for it and returns how many it sealed.
+// A turn may seal nothing while another sealer's transaction still holds
+// the sealers' lock (one whose client just gave up on it), so it retries.
 func seal(t *testing.T, pool *pgxpool.Pool, trail *audit.Trail) int {
 	t.Helper()
 	total := 0
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		n, err := trail.Seal(t.Context(), pool)
 		if err != nil {
 			t.Fatalf("seal: %v", err)
 		}
-		if n == 0 {
+		total += n
+		if n > 0 {
+			continue
+		}
+		var waiting int
+		head, err := db.New(pool).GetTrailHead(t.Context())
+		if err == nil {
+			err = pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_trail WHERE hash IS NULL AND id > $1`, head.ID).Scan(&waiting)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
 			return total
 		}
-		total += n
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries still unsealed", waiting)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
