@@ -190,25 +190,27 @@ func (q *Queries) ListAdminProjectIDs(ctx context.Context, userID int64) ([]uuid
 }
 
 const listTrailEntries = `-- name: ListTrailEntries :many
-SELECT id, body, hash FROM audit_trail
-WHERE ($1::bigint IS NULL OR id < $1::bigint)
-  AND (NOT $2::boolean OR project_id = ANY($3::uuid[]))
-  AND ($4::uuid IS NULL OR project_id = $4::uuid)
-  AND ($5::uuid IS NULL OR environment_id = $5::uuid)
-  AND ($6::text IS NULL OR actor_email = $6::text)
-  AND ($7::text IS NULL OR actor_label = $7::text)
-  AND ($8::text IS NULL OR resource_type = $8::text)
-  AND ($9::text IS NULL OR resource_id = $9::text)
-  AND ($10::text IS NULL OR action = $10::text)
-  AND ($11::text IS NULL OR action LIKE $11::text || '%')
-  AND ($12::timestamptz IS NULL OR at >= $12::timestamptz)
-  AND ($13::timestamptz IS NULL OR at < $13::timestamptz)
-ORDER BY id DESC
-LIMIT $14
+SELECT id, at, body, hash FROM audit_trail
+WHERE (NOT $1::boolean OR (at, id) < ($2::timestamptz, $3::bigint))
+  AND (NOT $4::boolean OR project_id = ANY($5::uuid[]))
+  AND ($6::uuid IS NULL OR project_id = $6::uuid)
+  AND ($7::uuid IS NULL OR environment_id = $7::uuid)
+  AND ($8::text IS NULL OR actor_email = $8::text)
+  AND ($9::text IS NULL OR actor_label = $9::text)
+  AND ($10::text IS NULL OR resource_type = $10::text)
+  AND ($11::text IS NULL OR resource_id = $11::text)
+  AND ($12::text IS NULL OR action = $12::text)
+  AND ($13::text IS NULL OR action LIKE $13::text || '%')
+  AND ($14::timestamptz IS NULL OR at >= $14::timestamptz)
+  AND ($15::timestamptz IS NULL OR at < $15::timestamptz)
+ORDER BY at DESC, id DESC
+LIMIT $16
 `
 
 type ListTrailEntriesParams struct {
-	Cursor        *int64
+	Paged         bool
+	CursorAt      time.Time
+	CursorID      int64
 	Restricted    bool
 	ProjectIds    []uuid.UUID
 	ProjectID     *uuid.UUID
@@ -226,16 +228,19 @@ type ListTrailEntriesParams struct {
 
 type ListTrailEntriesRow struct {
 	ID   int64
+	At   time.Time
 	Body []byte
 	Hash []byte
 }
 
-// Newest first from cursor (exclusive). Run with plan_cache_mode
-// force_custom_plan, so that each absent filter folds away and the plan
-// reads along the one index the given filter has.
+// Newest first by (at, id), from the cursor (exclusive). Run with
+// plan_cache_mode force_custom_plan, so that each absent filter folds away
+// and the plan reads along the one index the given filter has.
 func (q *Queries) ListTrailEntries(ctx context.Context, arg ListTrailEntriesParams) ([]ListTrailEntriesRow, error) {
 	rows, err := q.db.Query(ctx, listTrailEntries,
-		arg.Cursor,
+		arg.Paged,
+		arg.CursorAt,
+		arg.CursorID,
 		arg.Restricted,
 		arg.ProjectIds,
 		arg.ProjectID,
@@ -257,7 +262,12 @@ func (q *Queries) ListTrailEntries(ctx context.Context, arg ListTrailEntriesPara
 	items := []ListTrailEntriesRow{}
 	for rows.Next() {
 		var i ListTrailEntriesRow
-		if err := rows.Scan(&i.ID, &i.Body, &i.Hash); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.At,
+			&i.Body,
+			&i.Hash,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

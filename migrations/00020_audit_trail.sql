@@ -33,14 +33,16 @@ CREATE TABLE audit_trail (
 );
 ALTER SEQUENCE audit_trail_id_seq OWNED BY audit_trail.id;
 
--- Each filter of GET /api/audit reads newest first along one of these.
-CREATE INDEX audit_trail_project_idx     ON audit_trail (project_id, id DESC) WHERE project_id IS NOT NULL;
-CREATE INDEX audit_trail_environment_idx ON audit_trail (environment_id, id DESC) WHERE environment_id IS NOT NULL;
-CREATE INDEX audit_trail_actor_email_idx ON audit_trail (actor_email, id DESC) WHERE actor_email IS NOT NULL;
-CREATE INDEX audit_trail_actor_label_idx ON audit_trail (actor_label, id DESC) WHERE actor_label IS NOT NULL;
-CREATE INDEX audit_trail_resource_idx    ON audit_trail (resource_type, resource_id, id DESC);
-CREATE INDEX audit_trail_action_idx      ON audit_trail (action text_pattern_ops, id DESC);
-CREATE INDEX audit_trail_at_idx          ON audit_trail (at, id);
+-- GET /api/audit reads newest first, by (at, id), along one of these: each
+-- filter's rows in that order, so that a page and any time bound is a
+-- range of one index.
+CREATE INDEX audit_trail_at_idx          ON audit_trail (at DESC, id DESC);
+CREATE INDEX audit_trail_project_idx     ON audit_trail (project_id, at DESC, id DESC) WHERE project_id IS NOT NULL;
+CREATE INDEX audit_trail_environment_idx ON audit_trail (environment_id, at DESC, id DESC) WHERE environment_id IS NOT NULL;
+CREATE INDEX audit_trail_actor_email_idx ON audit_trail (actor_email, at DESC, id DESC) WHERE actor_email IS NOT NULL;
+CREATE INDEX audit_trail_actor_label_idx ON audit_trail (actor_label, at DESC, id DESC) WHERE actor_label IS NOT NULL;
+CREATE INDEX audit_trail_resource_idx    ON audit_trail (resource_type, resource_id, at DESC, id DESC);
+CREATE INDEX audit_trail_action_idx      ON audit_trail (action text_pattern_ops, at DESC, id DESC);
 -- The sealer's work list: the few entries not yet sealed.
 CREATE INDEX audit_trail_unsealed_idx    ON audit_trail (id) WHERE hash IS NULL;
 

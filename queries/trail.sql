@@ -51,11 +51,11 @@ FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@hashes::bytea[]) AS hash) AS 
 WHERE t.id = u.id;
 
 -- name: ListTrailEntries :many
--- Newest first from cursor (exclusive). Run with plan_cache_mode
--- force_custom_plan, so that each absent filter folds away and the plan
--- reads along the one index the given filter has.
-SELECT id, body, hash FROM audit_trail
-WHERE (sqlc.narg(cursor)::bigint IS NULL OR id < sqlc.narg(cursor)::bigint)
+-- Newest first by (at, id), from the cursor (exclusive). Run with
+-- plan_cache_mode force_custom_plan, so that each absent filter folds away
+-- and the plan reads along the one index the given filter has.
+SELECT id, at, body, hash FROM audit_trail
+WHERE (NOT @paged::boolean OR (at, id) < (@cursor_at::timestamptz, @cursor_id::bigint))
   AND (NOT @restricted::boolean OR project_id = ANY(@project_ids::uuid[]))
   AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id)::uuid)
   AND (sqlc.narg(environment_id)::uuid IS NULL OR environment_id = sqlc.narg(environment_id)::uuid)
@@ -67,7 +67,7 @@ WHERE (sqlc.narg(cursor)::bigint IS NULL OR id < sqlc.narg(cursor)::bigint)
   AND (sqlc.narg(action_prefix)::text IS NULL OR action LIKE sqlc.narg(action_prefix)::text || '%')
   AND (sqlc.narg(from_at)::timestamptz IS NULL OR at >= sqlc.narg(from_at)::timestamptz)
   AND (sqlc.narg(to_at)::timestamptz IS NULL OR at < sqlc.narg(to_at)::timestamptz)
-ORDER BY id DESC
+ORDER BY at DESC, id DESC
 LIMIT @row_limit;
 
 -- name: ListTrailEntriesAscending :many

@@ -2979,7 +2979,7 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// ListWorkspaceAudit The workspace audit trail, newest first
+	// ListWorkspaceAudit The workspace audit trail, newest first (by `at`, then `id`)
 	//
 	// Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
 	// release, a scheduled change, the system), and every sign-in and its failures, each with
@@ -4954,7 +4954,7 @@ type ClientInterface interface {
 	Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// ListWorkspaceAudit The workspace audit trail, newest first
+// ListWorkspaceAudit The workspace audit trail, newest first (by `at`, then `id`)
 //
 // Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
 // release, a scheduled change, the system), and every sign-in and its failures, each with
@@ -14470,7 +14470,7 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ListWorkspaceAuditWithResponse The workspace audit trail, newest first
+	// ListWorkspaceAuditWithResponse The workspace audit trail, newest first (by `at`, then `id`)
 	//
 	// Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
 	// release, a scheduled change, the system), and every sign-in and its failures, each with
@@ -25011,7 +25011,7 @@ func (r StreamResponse) ContentType() string {
 	return ""
 }
 
-// ListWorkspaceAuditWithResponse The workspace audit trail, newest first
+// ListWorkspaceAuditWithResponse The workspace audit trail, newest first (by `at`, then `id`)
 //
 // Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
 // release, a scheduled change, the system), and every sign-in and its failures, each with

@@ -2147,7 +2147,7 @@ type TestWorkspaceSSOJSONRequestBody = SSOTestInput
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
-	// ListWorkspaceAudit The workspace audit trail, newest first
+	// ListWorkspaceAudit The workspace audit trail, newest first (by `at`, then `id`)
 	// (GET /api/audit)
 	ListWorkspaceAudit(w http.ResponseWriter, r *http.Request, params ListWorkspaceAuditParams)
 	// VerifyWorkspaceAudit Recompute the audit trail's hash chain
@@ -13587,7 +13587,7 @@ func (response TestWorkspaceSSO422JSONResponse) VisitTestWorkspaceSSOResponse(w 
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
-	// ListWorkspaceAudit The workspace audit trail, newest first
+	// ListWorkspaceAudit The workspace audit trail, newest first (by `at`, then `id`)
 	// (GET /api/audit)
 	ListWorkspaceAudit(ctx context.Context, request ListWorkspaceAuditRequestObject) (ListWorkspaceAuditResponseObject, error)
 	// VerifyWorkspaceAudit Recompute the audit trail's hash chain

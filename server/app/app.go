@@ -84,6 +84,7 @@ type App struct {
 	pool     *pgxpool.Pool
 	listener net.Listener
 	server   *http.Server
+	metrics  *metricsListener // METRICS_ADDR's; nil when unset
 	rt       *realtime
 	// retention folds ingested batches into the measurement rollups and
 	// purges expired impressions and goal events until its context ends
@@ -95,10 +96,19 @@ type App struct {
 type Option func(*options)
 
 type options struct {
-	now    func() time.Time
-	folder measure.FolderConfig
+	now func() time.Time
+	// noTrail records no audit entries: only to measure what the trail
+	// costs a write (WithoutAuditTrail).
+	noTrail bool
+	folder  measure.FolderConfig
 	realtimeOptions
 	governance
+}
+
+// WithoutAuditTrail makes the App record no audit entries. It exists only
+// to measure what the trail costs a write (bench/audit); never serve with it.
+func WithoutAuditTrail() Option {
+	return func(o *options) { o.noTrail = true }
 }
 
 // WithClock makes the App read the time from now instead of time.Now, so
@@ -158,6 +168,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		}
 	}()
 	trail := audit.New(audit.KeyFrom(cfg.AuditKey), o.now)
+	if o.noTrail {
+		trail = audit.Disabled()
+	}
 	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.follower, Trail: trail})
 	releases := release.New(pool, release.Config{Logger: logger, Now: o.now, Bus: rt.follower, Trail: trail})
 	provisioning := scim.New(pool, scim.Config{Logger: logger, Now: o.now, Invalidator: idSvc, Bus: rt.follower, Trail: trail})
@@ -190,7 +203,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	rt.exposures.Start()
 	handler, err := httpapi.NewHandler(httpapi.Config{
 		Core: svc, Audit: audit.NewService(pool, trail), TrustedProxies: cfg.TrustedProxies, Identity: idSvc, Releases: releases, SCIM: provisioning, SSO: signOn, Measure: meas, Notify: notifications, Logger: logger, PublicDir: cfg.PublicDir, CookieSecure: cfg.CookieSecure,
-		Hub: rt.hub, Metrics: rt.metrics, KeepAlive: o.keepAlive,
+		Hub: rt.hub, Metrics: rt.metrics, MetricsToken: cfg.MetricsToken, MetricsElsewhere: cfg.MetricsAddr != "", KeepAlive: o.keepAlive,
 		OFREP: &ofrep.Config{
 			Auth: idSvc, Flags: hubFlags{rt.hub}, Keys: idSvc, Exposures: rt.exposures,
 			TokenSecret: cfg.SessionSecret, Logger: logger, KeepAlive: o.keepAlive,
@@ -204,12 +217,18 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr(), err)
 	}
+	metricsLn, err := listenMetrics(cfg.MetricsAddr, cfg.MetricsToken, rt.metrics, logger)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	return &App{
 		workers:  append(o.workers(svc, notifications, releases, logger), sealTrail(trail, pool, o.workerInterval, logger)),
 		cfg:      cfg,
 		logger:   logger,
 		pool:     pool,
 		listener: ln,
+		metrics:  metricsLn,
 		rt:       rt,
 		retention: func(ctx context.Context) {
 			folded := make(chan struct{})
@@ -233,6 +252,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 // Addr is the address the App listens on, e.g. 127.0.0.1:41234.
 func (a *App) Addr() string { return a.listener.Addr().String() }
 
+// MetricsAddr is the address /metrics has to itself (METRICS_ADDR), e.g.
+// 127.0.0.1:9100; empty when /metrics is on the main port.
+func (a *App) MetricsAddr() string { return a.metrics.addr() }
+
 // Serve serves until ctx is cancelled, then stops accepting, lets in-flight
 // requests finish (up to 10 s), closes the pool and returns nil.
 func (a *App) Serve(ctx context.Context) error {
@@ -250,6 +273,7 @@ func (a *App) Serve(ctx context.Context) error {
 	a.logger.Info("listening", "addr", a.Addr())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- a.server.Serve(a.listener) }()
+	a.metrics.start(a.logger)
 
 	select {
 	case err := <-serveErr:
@@ -263,6 +287,7 @@ func (a *App) Serve(ctx context.Context) error {
 		a.logger.Warn("graceful shutdown cut short", "err", err.Error())
 		_ = a.server.Close()
 	}
+	a.metrics.shutdown(shutdownCtx) // after the main port: scrapes see the drain
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve http: %w", err)
 	}

@@ -53,13 +53,13 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, f Filter, cursor 
 	if err != nil {
 		return Page{}, err
 	}
-	var after *int64
+	var at time.Time
+	var after int64
 	if cursor != nil {
-		id, err := strconv.ParseInt(*cursor, 10, 64)
-		if err != nil || id < 1 {
+		var ok bool
+		if at, after, ok = parseCursor(*cursor); !ok {
 			return Page{}, apperr.Field("cursor", "must be a next_cursor this route returned")
 		}
-		after = &id
 	}
 	n := int32(50)
 	if limit != nil {
@@ -71,7 +71,7 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, f Filter, cursor 
 			return nil, err
 		}
 		return q.ListTrailEntries(ctx, db.ListTrailEntriesParams{
-			Cursor: after, Restricted: params.Restricted, ProjectIds: params.ProjectIds, ProjectID: params.ProjectID,
+			Paged: cursor != nil, CursorAt: at, CursorID: after, Restricted: params.Restricted, ProjectIds: params.ProjectIds, ProjectID: params.ProjectID,
 			EnvironmentID: params.EnvironmentID, ActorEmail: params.ActorEmail, ActorLabel: params.ActorLabel,
 			ResourceType: params.ResourceType, ResourceID: params.ResourceID, Action: params.Action,
 			ActionPrefix: params.ActionPrefix, FromAt: params.FromAt, ToAt: params.ToAt, RowLimit: n + 1,
@@ -83,13 +83,28 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, f Filter, cursor 
 	page := Page{Items: make([][]byte, 0, min(len(rows), int(n)))}
 	for i, r := range rows {
 		if i == int(n) {
-			c := strconv.FormatInt(rows[i-1].ID, 10)
+			c := strconv.FormatInt(rows[i-1].At.UnixMicro(), 10) + "." + strconv.FormatInt(rows[i-1].ID, 10)
 			page.NextCursor = &c
 			break
 		}
 		page.Items = append(page.Items, Encode(nil, r.Body, r.Hash))
 	}
 	return page, nil
+}
+
+// parseCursor reads a next_cursor: the last entry's at (Unix microseconds)
+// and id.
+func parseCursor(c string) (time.Time, int64, bool) {
+	micros, id, ok := strings.Cut(c, ".")
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	m, err1 := strconv.ParseInt(micros, 10, 64)
+	n, err2 := strconv.ParseInt(id, 10, 64)
+	if err1 != nil || err2 != nil || n < 1 {
+		return time.Time{}, 0, false
+	}
+	return time.UnixMicro(m).UTC(), n, true
 }
 
 // Export is the entries of an export, read in batches in id order.
