@@ -160,6 +160,14 @@ bench-ingest: ## Measure impression ingest (raw COPY vs HTTP) and the measuremen
 	@mkdir -p bin
 	cd bench/ingest && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_INGEST_FLAGS) | tee ../../bin/bench-ingest.txt
 
+.PHONY: bench-audit
+
+BENCH_AUDIT_FLAGS ?=
+
+bench-audit: ## Measure what the audit trail adds to a flag write, and its reads and verification over 1,000,000 entries (bench/audit; BENCH_AUDIT_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/audit && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_AUDIT_FLAGS) | tee ../../bin/bench-audit.txt
+
 .PHONY: bench-stream
 
 BENCH_STREAM_FLAGS ?=
