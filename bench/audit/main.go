@@ -291,8 +291,10 @@ func flagKey(i int) string {
 
 // ids of the loaded projects and environments: deterministic, so that the
 // read measurements can name them.
-func projectOf(i int) uuid.UUID { return uuid.NewSHA1(uuid.NameSpaceOID, []byte("project-"+strconv.Itoa(i))) }
-func envOf(i int) uuid.UUID     { return uuid.NewSHA1(uuid.NameSpaceOID, []byte("env-"+strconv.Itoa(i))) }
+func projectOf(i int) uuid.UUID {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte("project-"+strconv.Itoa(i)))
+}
+func envOf(i int) uuid.UUID { return uuid.NewSHA1(uuid.NameSpaceOID, []byte("env-"+strconv.Itoa(i))) }
 
 // load COPYs n entries built as the server builds them, then moves the
 // id sequence past them.
