@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gorilla/mux"
+
+	"github.com/switchyard/switchyard/gen/apiserver"
 	"github.com/switchyard/switchyard/server/apperr"
 )
 
@@ -61,7 +64,7 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 		// The client went away; there is nobody to answer and nothing to log.
 		return
 	}
-	e := classify(err)
+	e := classify(queryParamErrors(r, err))
 	if overridable(e.Kind) && ew.unreachable != nil && ew.unreachable(err) {
 		// An outage beats whatever kind the error was wrapped in on its way
 		// up: the services wrap driver errors with fmt.Errorf (Internal), and a
@@ -132,4 +135,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// queryParamErrors tells a query parameter's bad format from a path
+// parameter's: the generated router reports both as an
+// InvalidParamFormatError, and only a path's means "not found".
+func queryParamErrors(r *http.Request, err error) error {
+	var invalid *apiserver.InvalidParamFormatError
+	if !errors.As(err, &invalid) {
+		return err
+	}
+	if _, inPath := mux.Vars(r)[invalid.ParamName]; inPath {
+		return err
+	}
+	return paramError(invalid.ParamName, "query", "has an invalid format")
 }
