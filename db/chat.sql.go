@@ -11,8 +11,9 @@ import (
 	"github.com/google/uuid"
 )
 
-const deleteChatIntegration = `-- name: DeleteChatIntegration :execrows
+const deleteChatIntegration = `-- name: DeleteChatIntegration :one
 DELETE FROM chat_integrations WHERE environment_id = $1 AND id = $2
+RETURNING id, environment_id, kind, name, webhook_url, events, enabled, created_at
 `
 
 type DeleteChatIntegrationParams struct {
@@ -20,12 +21,20 @@ type DeleteChatIntegrationParams struct {
 	ID            uuid.UUID
 }
 
-func (q *Queries) DeleteChatIntegration(ctx context.Context, arg DeleteChatIntegrationParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteChatIntegration, arg.EnvironmentID, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+func (q *Queries) DeleteChatIntegration(ctx context.Context, arg DeleteChatIntegrationParams) (ChatIntegration, error) {
+	row := q.db.QueryRow(ctx, deleteChatIntegration, arg.EnvironmentID, arg.ID)
+	var i ChatIntegration
+	err := row.Scan(
+		&i.ID,
+		&i.EnvironmentID,
+		&i.Kind,
+		&i.Name,
+		&i.WebhookURL,
+		&i.Events,
+		&i.Enabled,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const getChatIntegration = `-- name: GetChatIntegration :one

@@ -44,9 +44,10 @@ func (q *Queries) ClaimDueScheduledChange(ctx context.Context, now time.Time) (S
 	return i, err
 }
 
-const deletePendingScheduledChange = `-- name: DeletePendingScheduledChange :execrows
+const deletePendingScheduledChange = `-- name: DeletePendingScheduledChange :one
 DELETE FROM scheduled_changes
 WHERE environment_id = $1 AND id = $2 AND executed_at IS NULL
+RETURNING id, environment_id, flag_key, scheduled_at, patch, executed_at, attempts, last_error, next_attempt_at, created_by, created_at
 `
 
 type DeletePendingScheduledChangeParams struct {
@@ -54,12 +55,23 @@ type DeletePendingScheduledChangeParams struct {
 	ID            uuid.UUID
 }
 
-func (q *Queries) DeletePendingScheduledChange(ctx context.Context, arg DeletePendingScheduledChangeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deletePendingScheduledChange, arg.EnvironmentID, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+func (q *Queries) DeletePendingScheduledChange(ctx context.Context, arg DeletePendingScheduledChangeParams) (ScheduledChange, error) {
+	row := q.db.QueryRow(ctx, deletePendingScheduledChange, arg.EnvironmentID, arg.ID)
+	var i ScheduledChange
+	err := row.Scan(
+		&i.ID,
+		&i.EnvironmentID,
+		&i.FlagKey,
+		&i.ScheduledAt,
+		&i.Patch,
+		&i.ExecutedAt,
+		&i.Attempts,
+		&i.LastError,
+		&i.NextAttemptAt,
+		&i.CreatedBy,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const insertScheduledChange = `-- name: InsertScheduledChange :one
@@ -147,10 +159,11 @@ func (q *Queries) ListScheduledChanges(ctx context.Context, arg ListScheduledCha
 	return items, nil
 }
 
-const markScheduledChangeExecuted = `-- name: MarkScheduledChangeExecuted :exec
+const markScheduledChangeExecuted = `-- name: MarkScheduledChangeExecuted :one
 UPDATE scheduled_changes
 SET executed_at = $1, attempts = attempts + 1, last_error = NULL
 WHERE id = $2
+RETURNING id, environment_id, flag_key, scheduled_at, patch, executed_at, attempts, last_error, next_attempt_at, created_by, created_at
 `
 
 type MarkScheduledChangeExecutedParams struct {
@@ -158,15 +171,30 @@ type MarkScheduledChangeExecutedParams struct {
 	ID         uuid.UUID
 }
 
-func (q *Queries) MarkScheduledChangeExecuted(ctx context.Context, arg MarkScheduledChangeExecutedParams) error {
-	_, err := q.db.Exec(ctx, markScheduledChangeExecuted, arg.ExecutedAt, arg.ID)
-	return err
+func (q *Queries) MarkScheduledChangeExecuted(ctx context.Context, arg MarkScheduledChangeExecutedParams) (ScheduledChange, error) {
+	row := q.db.QueryRow(ctx, markScheduledChangeExecuted, arg.ExecutedAt, arg.ID)
+	var i ScheduledChange
+	err := row.Scan(
+		&i.ID,
+		&i.EnvironmentID,
+		&i.FlagKey,
+		&i.ScheduledAt,
+		&i.Patch,
+		&i.ExecutedAt,
+		&i.Attempts,
+		&i.LastError,
+		&i.NextAttemptAt,
+		&i.CreatedBy,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
-const markScheduledChangeFailed = `-- name: MarkScheduledChangeFailed :exec
+const markScheduledChangeFailed = `-- name: MarkScheduledChangeFailed :one
 UPDATE scheduled_changes
 SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2
 WHERE id = $3
+RETURNING id, environment_id, flag_key, scheduled_at, patch, executed_at, attempts, last_error, next_attempt_at, created_by, created_at
 `
 
 type MarkScheduledChangeFailedParams struct {
@@ -175,7 +203,21 @@ type MarkScheduledChangeFailedParams struct {
 	ID            uuid.UUID
 }
 
-func (q *Queries) MarkScheduledChangeFailed(ctx context.Context, arg MarkScheduledChangeFailedParams) error {
-	_, err := q.db.Exec(ctx, markScheduledChangeFailed, arg.LastError, arg.NextAttemptAt, arg.ID)
-	return err
+func (q *Queries) MarkScheduledChangeFailed(ctx context.Context, arg MarkScheduledChangeFailedParams) (ScheduledChange, error) {
+	row := q.db.QueryRow(ctx, markScheduledChangeFailed, arg.LastError, arg.NextAttemptAt, arg.ID)
+	var i ScheduledChange
+	err := row.Scan(
+		&i.ID,
+		&i.EnvironmentID,
+		&i.FlagKey,
+		&i.ScheduledAt,
+		&i.Patch,
+		&i.ExecutedAt,
+		&i.Attempts,
+		&i.LastError,
+		&i.NextAttemptAt,
+		&i.CreatedBy,
+		&i.CreatedAt,
+	)
+	return i, err
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/google/uuid"
 )
 
-const deleteWebhook = `-- name: DeleteWebhook :execrows
+const deleteWebhook = `-- name: DeleteWebhook :one
 DELETE FROM webhooks WHERE environment_id = $1 AND id = $2
+RETURNING id, environment_id, name, url, secret, enabled, created_at
 `
 
 type DeleteWebhookParams struct {
@@ -20,12 +21,19 @@ type DeleteWebhookParams struct {
 	ID            uuid.UUID
 }
 
-func (q *Queries) DeleteWebhook(ctx context.Context, arg DeleteWebhookParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteWebhook, arg.EnvironmentID, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+func (q *Queries) DeleteWebhook(ctx context.Context, arg DeleteWebhookParams) (Webhook, error) {
+	row := q.db.QueryRow(ctx, deleteWebhook, arg.EnvironmentID, arg.ID)
+	var i Webhook
+	err := row.Scan(
+		&i.ID,
+		&i.EnvironmentID,
+		&i.Name,
+		&i.URL,
+		&i.Secret,
+		&i.Enabled,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const getWebhook = `-- name: GetWebhook :one

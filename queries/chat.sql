@@ -17,8 +17,9 @@ UPDATE chat_integrations SET name = @name, webhook_url = @webhook_url, events = 
 WHERE id = @id
 RETURNING *;
 
--- name: DeleteChatIntegration :execrows
-DELETE FROM chat_integrations WHERE environment_id = @environment_id AND id = @id;
+-- name: DeleteChatIntegration :one
+DELETE FROM chat_integrations WHERE environment_id = @environment_id AND id = @id
+RETURNING *;
 
 -- name: ListEnabledChatIntegrations :many
 SELECT * FROM chat_integrations WHERE environment_id = @environment_id AND enabled ORDER BY id;

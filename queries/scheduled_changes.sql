@@ -11,9 +11,10 @@ WHERE environment_id = @environment_id
   AND (sqlc.narg(flag_key)::text IS NULL OR flag_key = sqlc.narg(flag_key)::text)
 ORDER BY scheduled_at, created_at, id;
 
--- name: DeletePendingScheduledChange :execrows
+-- name: DeletePendingScheduledChange :one
 DELETE FROM scheduled_changes
-WHERE environment_id = @environment_id AND id = @id AND executed_at IS NULL;
+WHERE environment_id = @environment_id AND id = @id AND executed_at IS NULL
+RETURNING *;
 
 -- name: ClaimDueScheduledChange :one
 -- One due change whose environment permits it (docs/reference/flags.md,
@@ -26,12 +27,14 @@ ORDER BY sc.next_attempt_at, sc.id
 LIMIT 1
 FOR UPDATE OF sc SKIP LOCKED;
 
--- name: MarkScheduledChangeExecuted :exec
+-- name: MarkScheduledChangeExecuted :one
 UPDATE scheduled_changes
 SET executed_at = @executed_at, attempts = attempts + 1, last_error = NULL
-WHERE id = @id;
+WHERE id = @id
+RETURNING *;
 
--- name: MarkScheduledChangeFailed :exec
+-- name: MarkScheduledChangeFailed :one
 UPDATE scheduled_changes
 SET attempts = attempts + 1, last_error = @last_error, next_attempt_at = @next_attempt_at
-WHERE id = @id;
+WHERE id = @id
+RETURNING *;

@@ -17,8 +17,9 @@ UPDATE webhooks SET name = @name, url = @url, secret = @secret, enabled = @enabl
 WHERE id = @id
 RETURNING *;
 
--- name: DeleteWebhook :execrows
-DELETE FROM webhooks WHERE environment_id = @environment_id AND id = @id;
+-- name: DeleteWebhook :one
+DELETE FROM webhooks WHERE environment_id = @environment_id AND id = @id
+RETURNING *;
 
 -- name: ListEnabledWebhooks :many
 SELECT * FROM webhooks WHERE environment_id = @environment_id AND enabled ORDER BY id;

@@ -10,6 +10,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/access"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 )
 
@@ -32,10 +33,12 @@ const (
 	SourceChangeRequest = "change_request"
 )
 
-// auditFlag appends one entry in the transaction of the write it records, so an
-// acknowledged write always has its entry. before and after are the flag in
-// its API form; either may be nil.
-func auditFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key, actor, action string, before, after *eval.Flag, metadata map[string]any) error {
+// auditFlag appends one entry to the environment's log in the transaction
+// of the write it records, so an acknowledged write always has its entry,
+// and the same change to the workspace audit trail (docs/audit.md): every
+// flag write passes here, so none is missing from either. before and after
+// are the flag in its API form; either may be nil.
+func auditFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, envID uuid.UUID, key, actor, action string, before, after *eval.Flag, metadata map[string]any) error {
 	enc := func(v any) (json.RawMessage, error) {
 		if v == nil {
 			return nil, nil
@@ -65,8 +68,39 @@ func auditFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key, actor, 
 	}); err != nil {
 		return fmt.Errorf("append audit entry: %w", err)
 	}
-	return nil
+	c := audit.Change{Action: "flag.updated", Resource: audit.Resource{Type: audit.Flag, ID: key, Key: audit.Str(key)}}
+	// The environment log's finer actions (replace, promote, archive, ...)
+	// are all updates in the trail; a write without a flag before it
+	// created one (a POST, or a promotion into an environment without it).
+	switch {
+	case after == nil:
+		c.Action, c.Before = "flag.deleted", *before
+	case before == nil:
+		c.Action, c.After = "flag.created", *after
+	default:
+		c.Before, c.After = *before, *after
+	}
+	return recordInEnv(ctx, q, trail, envID, c)
 }
+
+// record appends c to the workspace audit trail in q's transaction, as a
+// change in env: the entry names the environment and its project.
+func record(ctx context.Context, q *db.Queries, trail *audit.Trail, env db.Environment, c audit.Change) error {
+	c.ProjectID, c.EnvironmentID = audit.ID(env.ProjectID), audit.ID(env.ID)
+	return trail.Record(ctx, q, c)
+}
+
+// recordInEnv is record for a write that holds only its environment's id.
+func recordInEnv(ctx context.Context, q *db.Queries, trail *audit.Trail, envID uuid.UUID, c audit.Change) error {
+	env, err := q.GetEnvironment(ctx, envID)
+	if err != nil {
+		return fmt.Errorf("audit %s: read environment: %w", c.Action, err)
+	}
+	return record(ctx, q, trail, env, c)
+}
+
+// sdkActorPrefix starts the actor name of an SDK key (auth.Principal.Actor).
+const sdkActorPrefix = "sdk:"
 
 // AuditQuery filters the audit log.
 type AuditQuery struct {

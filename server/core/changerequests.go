@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/store"
@@ -99,7 +101,7 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 			return eval.Flag{}, err
 		}
 		meta := map[string]any{"source": SourceChangeRequest, "change_request_id": cr.ID}
-		after, err := writeFlag(ctx, q, row.ID, current, next, p.Actor(), actionUpdate, meta)
+		after, err := writeFlag(ctx, q, s.trail, row.ID, current, next, p.Actor(), actionUpdate, meta)
 		if err != nil {
 			return eval.Flag{}, err
 		}
@@ -108,11 +110,20 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 		}
 		now := s.now().UTC()
 		reviewer := p.Actor()
+		pending := cr
 		cr, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{
 			ID: cr.ID, Status: crApproved, ReviewedBy: &reviewer, ReviewedAt: &now,
 		})
 		if err != nil {
 			return eval.Flag{}, fmt.Errorf("approve change request: %w", err)
+		}
+		// Approval applies the patch at once: the trail has the flag's
+		// update (above), the approval, and the request applied.
+		if err := s.recordChangeRequest(ctx, q, env, "change_request.approved", &pending, cr); err != nil {
+			return eval.Flag{}, err
+		}
+		if err := s.recordChangeRequest(ctx, q, env, "change_request.applied", nil, cr); err != nil {
+			return eval.Flag{}, err
 		}
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventChangeRequestApproved, cr.FlagKey, reviewer, notify.ChangeRequestData(cr), &after); err != nil {
 			return eval.Flag{}, err
@@ -141,11 +152,15 @@ func (s *Service) RejectChangeRequest(ctx context.Context, p *auth.Principal, en
 		}
 		now := s.now().UTC()
 		reviewer := p.Actor()
+		pending := cr
 		cr, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{
 			ID: cr.ID, Status: crRejected, ReviewedBy: &reviewer, ReviewedAt: &now, Reason: nonEmpty(reason),
 		})
 		if err != nil {
 			return fmt.Errorf("reject change request: %w", err)
+		}
+		if err := s.recordChangeRequest(ctx, q, env, "change_request.rejected", &pending, cr); err != nil {
+			return err
 		}
 		flag, err := currentFlag(ctx, q, env.ID, cr.FlagKey)
 		if err != nil {
@@ -177,11 +192,30 @@ func (s *Service) CancelChangeRequest(ctx context.Context, p *auth.Principal, en
 		}
 		now := s.now().UTC()
 		actor := p.Actor()
-		_, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{
+		cancelled, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{
 			ID: cr.ID, Status: crCancelled, ReviewedBy: &actor, ReviewedAt: &now,
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		// A withdrawal is an update of the request: it stays listed, cancelled.
+		return s.recordChangeRequest(ctx, q, env, "change_request.updated", &cr, cancelled)
 	}))
+}
+
+// recordChangeRequest appends a change of a change request to the audit
+// trail, its states the change request as the API shows it (the data of
+// its notifications).
+func (s *Service) recordChangeRequest(ctx context.Context, q *db.Queries, env db.Environment, action string, before *db.ChangeRequest, after db.ChangeRequest) error {
+	c := audit.Change{
+		Action:   action,
+		Resource: audit.Resource{Type: audit.ChangeRequest, ID: strconv.FormatInt(after.ID, 10), Key: audit.Str(after.FlagKey)},
+		After:    notify.ChangeRequestData(after),
+	}
+	if before != nil {
+		c.Before = notify.ChangeRequestData(*before)
+	}
+	return record(ctx, q, s.trail, env, c)
 }
 
 // currentFlag returns the flag of key as it stands, nil when there is none.

@@ -14,6 +14,7 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/notify"
@@ -117,7 +118,7 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 		if err != nil {
 			return eval.Flag{}, err
 		}
-		return after, auditFlag(ctx, q, env.ID, f.Key, actor, createAction, nil, &after, metadata)
+		return after, auditFlag(ctx, q, s.trail, env.ID, f.Key, actor, createAction, nil, &after, metadata)
 	case err != nil:
 		return eval.Flag{}, fmt.Errorf("lock flag: %w", err)
 	}
@@ -128,7 +129,7 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	after, err := writeFlag(ctx, q, row.ID, before, f, actor, replaceAction, metadata)
+	after, err := writeFlag(ctx, q, s.trail, row.ID, before, f, actor, replaceAction, metadata)
 	if err != nil {
 		return eval.Flag{}, err
 	}
@@ -173,9 +174,12 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 			if err != nil {
 				return PatchResult{}, fmt.Errorf("open change request: %w", err)
 			}
+			if err := s.recordChangeRequest(ctx, q, env, "change_request.created", nil, cr); err != nil {
+				return PatchResult{}, err
+			}
 			return PatchResult{ChangeRequest: &cr}, notify.Enqueue(ctx, q, env.ID, notify.EventChangeRequestOpened, key, p.Actor(), notify.ChangeRequestData(cr), &current)
 		}
-		after, err := writeFlag(ctx, q, row.ID, current, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
+		after, err := writeFlag(ctx, q, s.trail, row.ID, current, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
 		if err != nil {
 			return PatchResult{}, err
 		}
@@ -208,7 +212,7 @@ func lockFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key string) (
 }
 
 // writeFlag stores next over the locked row and audits the change.
-func writeFlag(ctx context.Context, q *db.Queries, id int64, before, next eval.Flag, actor, action string, metadata map[string]any) (eval.Flag, error) {
+func writeFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, id int64, before, next eval.Flag, actor, action string, metadata map[string]any) (eval.Flag, error) {
 	params, err := updateFlagParams(id, next)
 	if err != nil {
 		return eval.Flag{}, err
@@ -221,7 +225,7 @@ func writeFlag(ctx context.Context, q *db.Queries, id int64, before, next eval.F
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	return after, auditFlag(ctx, q, updated.EnvironmentID, before.Key, actor, action, &before, &after, metadata)
+	return after, auditFlag(ctx, q, trail, updated.EnvironmentID, before.Key, actor, action, &before, &after, metadata)
 }
 
 // applyFlagPatch applies a merge patch to current and validates the result.
@@ -288,7 +292,7 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagDeleted, key, p.Actor(), before, &before); err != nil {
 			return err
 		}
-		return auditFlag(ctx, q, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
+		return auditFlag(ctx, q, s.trail, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
 		return store.AdaptError(err)
@@ -340,7 +344,7 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after); err != nil {
 			return eval.Flag{}, err
 		}
-		return after, auditFlag(ctx, q, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
+		return after, auditFlag(ctx, q, s.trail, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)

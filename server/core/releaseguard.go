@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/notify"
 )
@@ -46,9 +47,10 @@ func (s *Service) flagChanged(ctx context.Context, q *db.Queries, envID uuid.UUI
 // WriteRollout sets a flag's rollout percentage (nil: everyone) for a
 // system writer, guarded releases, inside the caller's transaction: the
 // write path of a PATCH (lock, validate, version + 1, audit entry with
-// metadata, flag.updated), without telling the release guard. The caller
-// publishes the returned event after commit.
-func WriteRollout(ctx context.Context, q *db.Queries, envID uuid.UUID, key string, percentage *int, actor string, metadata map[string]any) (eval.Flag, bus.Event, error) {
+// metadata and its trail entry, whose actor is the context's,
+// flag.updated), without telling the release guard. The caller publishes
+// the returned event after commit.
+func WriteRollout(ctx context.Context, q *db.Queries, trail *audit.Trail, envID uuid.UUID, key string, percentage *int, actor string, metadata map[string]any) (eval.Flag, bus.Event, error) {
 	row, current, err := lockFlag(ctx, q, envID, key)
 	if err != nil {
 		return eval.Flag{}, bus.Event{}, err
@@ -58,7 +60,7 @@ func WriteRollout(ctx context.Context, q *db.Queries, envID uuid.UUID, key strin
 	if err := validateFlag(ctx, q, envID, next); err != nil {
 		return eval.Flag{}, bus.Event{}, err
 	}
-	after, err := writeFlag(ctx, q, row.ID, current, next, actor, actionUpdate, metadata)
+	after, err := writeFlag(ctx, q, trail, row.ID, current, next, actor, actionUpdate, metadata)
 	if err != nil {
 		return eval.Flag{}, bus.Event{}, err
 	}

@@ -1,10 +1,12 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/notify"
 	"github.com/switchyard/switchyard/server/store"
@@ -71,9 +74,13 @@ func (s *Service) CreateScheduledChange(ctx context.Context, p *auth.Principal, 
 		if _, err := applyFlagPatch(ctx, q, env.ID, current, patch); err != nil {
 			return db.ScheduledChange{}, asPatchField(err)
 		}
-		return q.InsertScheduledChange(ctx, db.InsertScheduledChangeParams{
+		sc, err := q.InsertScheduledChange(ctx, db.InsertScheduledChangeParams{
 			EnvironmentID: env.ID, FlagKey: key, ScheduledAt: at.UTC(), Patch: patch, CreatedBy: p.Actor(),
 		})
+		if err != nil {
+			return db.ScheduledChange{}, err
+		}
+		return sc, s.recordSchedule(ctx, q, "schedule.created", nil, &sc)
 	})
 	return out, store.AdaptError(err)
 }
@@ -89,18 +96,19 @@ func asPatchField(err error) error {
 // DeleteScheduledChange removes a pending scheduled change; an executed or
 // missing one is 404 (docs/reference/flags.md, Scheduled changes).
 func (s *Service) DeleteScheduledChange(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) error {
-	q := db.New(s.pool)
-	if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
-		return err
-	}
-	n, err := q.DeletePendingScheduledChange(ctx, db.DeletePendingScheduledChangeParams{EnvironmentID: envID, ID: id})
-	if err != nil {
-		return store.AdaptError(err)
-	}
-	if n == 0 {
-		return apperr.E(apperr.NotFound, "scheduled change not found")
-	}
-	return nil
+	return store.AdaptError(store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
+			return err
+		}
+		sc, err := q.DeletePendingScheduledChange(ctx, db.DeletePendingScheduledChangeParams{EnvironmentID: envID, ID: id})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.E(apperr.NotFound, "scheduled change not found")
+		}
+		if err != nil {
+			return err
+		}
+		return s.recordSchedule(ctx, q, "schedule.deleted", &sc, nil)
+	}))
 }
 
 // RunScheduledChange applies one due scheduled change, if there is one,
@@ -127,6 +135,9 @@ func (s *Service) RunScheduledChange(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("claim scheduled change: %w", err)
 	}
+	// What the change writes is the schedule's, in the trail: the flag's
+	// update, a release it cancels, its own new state.
+	ctx = audit.WithActor(ctx, scheduleActor(sc))
 	// The apply runs in a savepoint: when it fails, its writes are undone
 	// and the failure is recorded while the claim (the row lock) is held.
 	sp, err := tx.Begin(ctx)
@@ -140,15 +151,30 @@ func (s *Service) RunScheduledChange(ctx context.Context) (bool, error) {
 	if applyErr != nil {
 		_ = sp.Rollback(ctx)
 		msg := apperr.KindOf(applyErr).String() + ": " + safeMessage(applyErr)
-		if err := q.MarkScheduledChangeFailed(ctx, db.MarkScheduledChangeFailedParams{
+		failed, err := q.MarkScheduledChangeFailed(ctx, db.MarkScheduledChangeFailedParams{
 			ID: sc.ID, LastError: &msg, NextAttemptAt: now.Add(scheduleRetryDelay),
-		}); err != nil {
+		})
+		if err != nil {
 			return true, fmt.Errorf("record scheduled change failure: %w", err)
+		}
+		// A change that keeps failing the same way is retried every minute,
+		// for ever: the trail has its first failure and each new cause, not
+		// every retry.
+		if sc.LastError == nil || *sc.LastError != msg {
+			if err := s.recordSchedule(ctx, q, "schedule.updated", &sc, &failed); err != nil {
+				return true, err
+			}
 		}
 		s.logger.WarnContext(ctx, "scheduled change failed", "id", sc.ID.String(), "env_id", sc.EnvironmentID.String(),
 			"flag_key", sc.FlagKey, "attempt", sc.Attempts+1, "err", applyErr.Error())
-	} else if err := q.MarkScheduledChangeExecuted(ctx, db.MarkScheduledChangeExecutedParams{ID: sc.ID, ExecutedAt: &now}); err != nil {
-		return true, fmt.Errorf("mark scheduled change executed: %w", err)
+	} else {
+		executed, err := q.MarkScheduledChangeExecuted(ctx, db.MarkScheduledChangeExecutedParams{ID: sc.ID, ExecutedAt: &now})
+		if err != nil {
+			return true, fmt.Errorf("mark scheduled change executed: %w", err)
+		}
+		if err := s.recordSchedule(ctx, q, "schedule.updated", &sc, &executed); err != nil {
+			return true, err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return true, fmt.Errorf("commit scheduled change: %w", err)
@@ -174,7 +200,7 @@ func (s *Service) applyScheduledChange(ctx context.Context, q *db.Queries, sc db
 		return eval.Flag{}, err
 	}
 	meta := map[string]any{"source": SourceSchedule, "scheduled_change_id": sc.ID.String()}
-	after, err := writeFlag(ctx, q, row.ID, current, next, sc.CreatedBy, actionUpdate, meta)
+	after, err := writeFlag(ctx, q, s.trail, row.ID, current, next, sc.CreatedBy, actionUpdate, meta)
 	if err != nil {
 		return eval.Flag{}, err
 	}
@@ -182,6 +208,42 @@ func (s *Service) applyScheduledChange(ctx context.Context, q *db.Queries, sc db
 		return eval.Flag{}, err
 	}
 	return after, notify.Enqueue(ctx, q, sc.EnvironmentID, notify.EventFlagUpdated, sc.FlagKey, sc.CreatedBy, after, &after)
+}
+
+// scheduleActor is the trail's actor of what a scheduled change writes
+// when it is applied: the change, and its author (an email, or an SDK
+// key's actor name).
+func scheduleActor(sc db.ScheduledChange) audit.Actor {
+	a := audit.Actor{Kind: audit.ActorSchedule, ID: audit.Str(sc.ID.String())}
+	if strings.HasPrefix(sc.CreatedBy, sdkActorPrefix) {
+		a.Label = audit.Str(sc.CreatedBy)
+	} else {
+		a.Email = audit.Str(sc.CreatedBy)
+	}
+	return a
+}
+
+// recordSchedule appends a scheduled change's change to the audit trail,
+// its states the scheduled change as the API shows it (either nil).
+func (s *Service) recordSchedule(ctx context.Context, q *db.Queries, action string, before, after *db.ScheduledChange) error {
+	sc := cmp.Or(after, before)
+	return recordInEnv(ctx, q, s.trail, sc.EnvironmentID, audit.Change{
+		Action:   action,
+		Resource: audit.Resource{Type: audit.Schedule, ID: sc.ID.String(), Key: audit.Str(sc.FlagKey)},
+		Before:   scheduleData(before), After: scheduleData(after),
+	})
+}
+
+// scheduleData is a scheduled change as the API shows it; none for nil.
+func scheduleData(sc *db.ScheduledChange) any {
+	if sc == nil {
+		return nil
+	}
+	return map[string]any{
+		"id": sc.ID, "environment_id": sc.EnvironmentID, "flag_key": sc.FlagKey, "scheduled_at": sc.ScheduledAt,
+		"patch": sc.Patch, "executed_at": sc.ExecutedAt, "attempts": sc.Attempts, "last_error": sc.LastError,
+		"created_at": sc.CreatedAt,
+	}
 }
 
 // safeMessage is the client-safe text of err: an apperr message, or a

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/limits"
@@ -69,7 +71,11 @@ func (s *Service) CreateSegment(ctx context.Context, p *auth.Principal, envID uu
 		if env.RequireApproval {
 			return db.Segment{}, errApprovalRequired("writing segments")
 		}
-		return q.InsertSegment(ctx, db.InsertSegmentParams{EnvironmentID: env.ID, Key: in.Key, Name: name, Description: in.Description, Rules: rules})
+		seg, err := q.InsertSegment(ctx, db.InsertSegmentParams{EnvironmentID: env.ID, Key: in.Key, Name: name, Description: in.Description, Rules: rules})
+		if err != nil {
+			return db.Segment{}, err
+		}
+		return seg, s.recordSegment(ctx, q, env, "segment.created", nil, &seg)
 	})
 	return seg, store.AdaptError(err)
 }
@@ -118,6 +124,9 @@ func (s *Service) PatchSegment(ctx context.Context, p *auth.Principal, envID uui
 		if err != nil {
 			return db.Segment{}, err
 		}
+		if err := s.recordSegment(ctx, q, env, "segment.updated", &cur, &updated); err != nil {
+			return db.Segment{}, err
+		}
 		events, err = bumpReferencingFlags(ctx, q, env.ID, key)
 		return updated, err
 	})
@@ -150,6 +159,9 @@ func (s *Service) DeleteSegment(ctx context.Context, p *auth.Principal, envID uu
 		if err := q.DeleteSegment(ctx, cur.ID); err != nil {
 			return err
 		}
+		if err := s.recordSegment(ctx, q, env, "segment.deleted", &cur, nil); err != nil {
+			return err
+		}
 		events, err = bumpReferencingFlags(ctx, q, env.ID, key)
 		return err
 	})
@@ -158,6 +170,29 @@ func (s *Service) DeleteSegment(ctx context.Context, p *auth.Principal, envID uu
 	}
 	s.publish(ctx, events...)
 	return nil
+}
+
+// recordSegment appends a segment's change to the audit trail: the
+// resource's id is the segment's key, its states the segment as the API
+// shows it (either nil).
+func (s *Service) recordSegment(ctx context.Context, q *db.Queries, env db.Environment, action string, before, after *db.Segment) error {
+	seg := cmp.Or(after, before)
+	return record(ctx, q, s.trail, env, audit.Change{
+		Action:   action,
+		Resource: audit.Resource{Type: audit.Segment, ID: seg.Key, Key: audit.Str(seg.Key), Name: audit.Str(seg.Name)},
+		Before:   segmentData(before), After: segmentData(after),
+	})
+}
+
+// segmentData is a segment as the API shows it; none for nil.
+func segmentData(seg *db.Segment) any {
+	if seg == nil {
+		return nil
+	}
+	return map[string]any{
+		"id": seg.ID, "environment_id": seg.EnvironmentID, "key": seg.Key, "name": seg.Name,
+		"description": seg.Description, "rules": seg.Rules, "created_at": seg.CreatedAt,
+	}
 }
 
 // bumpReferencingFlags gives every flag that references a segment a new

@@ -13,6 +13,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -43,13 +44,19 @@ func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, envID uu
 	if err := checkWebhook(in.Name, in.URL); err != nil {
 		return db.Webhook{}, err
 	}
-	q := db.New(s.pool)
-	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
-		return db.Webhook{}, err
-	}
-	enabled := in.Enabled == nil || *in.Enabled
-	h, err := q.InsertWebhook(ctx, db.InsertWebhookParams{
-		EnvironmentID: envID, Name: strings.TrimSpace(in.Name), URL: strings.TrimSpace(in.URL), Secret: nonEmpty(in.Secret), Enabled: enabled,
+	h, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Webhook, error) {
+		env, err := access.Env(ctx, q, p, envID, access.Admin)
+		if err != nil {
+			return db.Webhook{}, err
+		}
+		enabled := in.Enabled == nil || *in.Enabled
+		h, err := q.InsertWebhook(ctx, db.InsertWebhookParams{
+			EnvironmentID: envID, Name: strings.TrimSpace(in.Name), URL: strings.TrimSpace(in.URL), Secret: nonEmpty(in.Secret), Enabled: enabled,
+		})
+		if err != nil {
+			return db.Webhook{}, err
+		}
+		return h, s.record(ctx, q, env, audit.Change{Action: "webhook.created", Resource: webhookResource(h), After: webhookData(h)})
 	})
 	return h, store.AdaptError(err)
 }
@@ -65,7 +72,8 @@ type WebhookPatch struct {
 // PatchWebhook changes a webhook (project admin).
 func (s *Service) PatchWebhook(ctx context.Context, p *auth.Principal, envID, id uuid.UUID, in WebhookPatch) (db.Webhook, error) {
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.Webhook, error) {
-		if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
+		env, err := access.Env(ctx, q, p, envID, access.Admin)
+		if err != nil {
 			return db.Webhook{}, err
 		}
 		h, err := q.GetWebhook(ctx, db.GetWebhookParams{EnvironmentID: envID, ID: id})
@@ -75,6 +83,7 @@ func (s *Service) PatchWebhook(ctx context.Context, p *auth.Principal, envID, id
 		if err != nil {
 			return db.Webhook{}, err
 		}
+		before := h
 		if in.Name != nil {
 			h.Name = strings.TrimSpace(*in.Name)
 		}
@@ -90,7 +99,13 @@ func (s *Service) PatchWebhook(ctx context.Context, p *auth.Principal, envID, id
 		if err := checkWebhook(h.Name, h.URL); err != nil {
 			return db.Webhook{}, err
 		}
-		return q.UpdateWebhook(ctx, db.UpdateWebhookParams{ID: h.ID, Name: h.Name, URL: h.URL, Secret: h.Secret, Enabled: h.Enabled})
+		after, err := q.UpdateWebhook(ctx, db.UpdateWebhookParams{ID: h.ID, Name: h.Name, URL: h.URL, Secret: h.Secret, Enabled: h.Enabled})
+		if err != nil {
+			return db.Webhook{}, err
+		}
+		return after, s.record(ctx, q, env, audit.Change{
+			Action: "webhook.updated", Resource: webhookResource(after), Before: webhookData(before), After: webhookData(after),
+		})
 	})
 	return out, store.AdaptError(err)
 }
@@ -98,18 +113,20 @@ func (s *Service) PatchWebhook(ctx context.Context, p *auth.Principal, envID, id
 // DeleteWebhook removes a webhook, its delivery log and its undelivered
 // notifications (project admin).
 func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) error {
-	q := db.New(s.pool)
-	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
-		return err
-	}
-	n, err := q.DeleteWebhook(ctx, db.DeleteWebhookParams{EnvironmentID: envID, ID: id})
-	if err != nil {
-		return store.AdaptError(err)
-	}
-	if n == 0 {
-		return errWebhookNotFound
-	}
-	return nil
+	return store.AdaptError(store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		env, err := access.Env(ctx, q, p, envID, access.Admin)
+		if err != nil {
+			return err
+		}
+		h, err := q.DeleteWebhook(ctx, db.DeleteWebhookParams{EnvironmentID: envID, ID: id})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errWebhookNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, q, env, audit.Change{Action: "webhook.deleted", Resource: webhookResource(h), Before: webhookData(h)})
+	}))
 }
 
 // ListWebhookDeliveries returns a webhook's latest 100 delivery attempts,
@@ -161,23 +178,29 @@ type IntegrationInput struct {
 // kind, a non-loopback plaintext URL and unknown events are 422
 // (docs/reference/notifications.md, Integration records).
 func (s *Service) CreateIntegration(ctx context.Context, p *auth.Principal, envID uuid.UUID, in IntegrationInput) (db.ChatIntegration, error) {
-	q := db.New(s.pool)
-	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
-		return db.ChatIntegration{}, err
-	}
-	if in.Kind != KindSlack && in.Kind != KindTeams {
-		return db.ChatIntegration{}, apperr.Field("kind", "must be slack or teams")
-	}
-	if err := checkIntegration(in.Name, in.WebhookURL, in.Events); err != nil {
-		return db.ChatIntegration{}, err
-	}
-	events := in.Events
-	if events == nil {
-		events = []string{}
-	}
-	ig, err := q.InsertChatIntegration(ctx, db.InsertChatIntegrationParams{
-		EnvironmentID: envID, Kind: in.Kind, Name: strings.TrimSpace(in.Name), WebhookURL: in.WebhookURL,
-		Events: events, Enabled: in.Enabled == nil || *in.Enabled,
+	ig, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ChatIntegration, error) {
+		env, err := access.Env(ctx, q, p, envID, access.Admin)
+		if err != nil {
+			return db.ChatIntegration{}, err
+		}
+		if in.Kind != KindSlack && in.Kind != KindTeams {
+			return db.ChatIntegration{}, apperr.Field("kind", "must be slack or teams")
+		}
+		if err := checkIntegration(in.Name, in.WebhookURL, in.Events); err != nil {
+			return db.ChatIntegration{}, err
+		}
+		events := in.Events
+		if events == nil {
+			events = []string{}
+		}
+		ig, err := q.InsertChatIntegration(ctx, db.InsertChatIntegrationParams{
+			EnvironmentID: envID, Kind: in.Kind, Name: strings.TrimSpace(in.Name), WebhookURL: in.WebhookURL,
+			Events: events, Enabled: in.Enabled == nil || *in.Enabled,
+		})
+		if err != nil {
+			return db.ChatIntegration{}, err
+		}
+		return ig, s.record(ctx, q, env, audit.Change{Action: "chat.created", Resource: integrationResource(ig), After: integrationData(ig)})
 	})
 	return ig, store.AdaptError(err)
 }
@@ -192,7 +215,8 @@ type IntegrationPatch struct {
 // PatchIntegration changes a chat integration (project admin).
 func (s *Service) PatchIntegration(ctx context.Context, p *auth.Principal, envID, id uuid.UUID, in IntegrationPatch) (db.ChatIntegration, error) {
 	out, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (db.ChatIntegration, error) {
-		if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
+		env, err := access.Env(ctx, q, p, envID, access.Admin)
+		if err != nil {
 			return db.ChatIntegration{}, err
 		}
 		ig, err := q.GetChatIntegration(ctx, db.GetChatIntegrationParams{EnvironmentID: envID, ID: id})
@@ -202,6 +226,7 @@ func (s *Service) PatchIntegration(ctx context.Context, p *auth.Principal, envID
 		if err != nil {
 			return db.ChatIntegration{}, err
 		}
+		before := ig
 		if in.Name != nil {
 			ig.Name = strings.TrimSpace(*in.Name)
 		}
@@ -220,8 +245,14 @@ func (s *Service) PatchIntegration(ctx context.Context, p *auth.Principal, envID
 		if err := checkIntegration(ig.Name, ig.WebhookURL, ig.Events); err != nil {
 			return db.ChatIntegration{}, err
 		}
-		return q.UpdateChatIntegration(ctx, db.UpdateChatIntegrationParams{
+		after, err := q.UpdateChatIntegration(ctx, db.UpdateChatIntegrationParams{
 			ID: ig.ID, Name: ig.Name, WebhookURL: ig.WebhookURL, Events: ig.Events, Enabled: ig.Enabled,
+		})
+		if err != nil {
+			return db.ChatIntegration{}, err
+		}
+		return after, s.record(ctx, q, env, audit.Change{
+			Action: "chat.updated", Resource: integrationResource(after), Before: integrationData(before), After: integrationData(after),
 		})
 	})
 	return out, store.AdaptError(err)
@@ -229,18 +260,20 @@ func (s *Service) PatchIntegration(ctx context.Context, p *auth.Principal, envID
 
 // DeleteIntegration disconnects a chat integration (project admin).
 func (s *Service) DeleteIntegration(ctx context.Context, p *auth.Principal, envID, id uuid.UUID) error {
-	q := db.New(s.pool)
-	if _, err := access.Env(ctx, q, p, envID, access.Admin); err != nil {
-		return err
-	}
-	n, err := q.DeleteChatIntegration(ctx, db.DeleteChatIntegrationParams{EnvironmentID: envID, ID: id})
-	if err != nil {
-		return store.AdaptError(err)
-	}
-	if n == 0 {
-		return errIntegrationNotFound
-	}
-	return nil
+	return store.AdaptError(store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		env, err := access.Env(ctx, q, p, envID, access.Admin)
+		if err != nil {
+			return err
+		}
+		ig, err := q.DeleteChatIntegration(ctx, db.DeleteChatIntegrationParams{EnvironmentID: envID, ID: id})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errIntegrationNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, q, env, audit.Change{Action: "chat.deleted", Resource: integrationResource(ig), Before: integrationData(ig)})
+	}))
 }
 
 // ListIntegrationDeliveries returns an integration's retained delivery
@@ -306,4 +339,37 @@ func nonEmpty(s *string) *string {
 		return nil
 	}
 	return s
+}
+
+// record appends a change of one of env's webhooks or chat integrations to
+// the audit trail, in q's transaction.
+func (s *Service) record(ctx context.Context, q *db.Queries, env db.Environment, c audit.Change) error {
+	c.ProjectID, c.EnvironmentID = audit.ID(env.ProjectID), audit.ID(env.ID)
+	return s.trail.Record(ctx, q, c)
+}
+
+func webhookResource(h db.Webhook) audit.Resource {
+	return audit.Resource{Type: audit.Webhook, ID: h.ID.String(), Name: audit.Str(h.Name)}
+}
+
+// webhookData is a webhook as the API shows it: whether it has a secret,
+// never the secret.
+func webhookData(h db.Webhook) map[string]any {
+	return map[string]any{
+		"id": h.ID, "environment_id": h.EnvironmentID, "name": h.Name, "url": h.URL,
+		"has_secret": h.Secret != nil && *h.Secret != "", "enabled": h.Enabled, "created_at": h.CreatedAt,
+	}
+}
+
+func integrationResource(ig db.ChatIntegration) audit.Resource {
+	return audit.Resource{Type: audit.Chat, ID: ig.ID.String(), Name: audit.Str(ig.Name)}
+}
+
+// integrationData is a chat integration as the API shows it: its URL, a
+// credential, only as a preview.
+func integrationData(ig db.ChatIntegration) map[string]any {
+	return map[string]any{
+		"id": ig.ID, "environment_id": ig.EnvironmentID, "kind": ig.Kind, "name": ig.Name,
+		"webhook_url_preview": Preview(ig.WebhookURL), "events": ig.Events, "enabled": ig.Enabled, "created_at": ig.CreatedAt,
+	}
 }

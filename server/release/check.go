@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/stats"
 	"github.com/switchyard/switchyard/server/store"
@@ -41,7 +42,8 @@ func (s *Service) RunReleaseCheck(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("claim release: %w", err)
 		}
-		ev, err := s.check(ctx, q, row, high, now)
+		// What a check decides is the release guard's own doing.
+		ev, err := s.check(audit.WithActor(ctx, releaseActor(row)), q, row, high, now)
 		if err != nil {
 			return true, fmt.Errorf("check release %s: %w", row.ID, err)
 		}

@@ -120,14 +120,14 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, envID uuid.UUID
 			return Release{}, err
 		}
 		pct := in.Stages[0].Percentage
-		if _, published, err = core.WriteRollout(ctx, q, env.ID, key, &pct, row.CreatedByActor, writeMetadata(row.ID)); err != nil {
+		if published, err = s.writeRollout(ctx, q, row, &pct); err != nil {
 			return Release{}, err
 		}
 		rel, err := fromRow(row)
 		if err != nil {
 			return Release{}, err
 		}
-		return rel, s.record(ctx, q, rel, EventStarted, p.Actor())
+		return rel, s.record(ctx, q, nil, rel, EventStarted, p.Actor())
 	})
 	if err != nil {
 		return Release{}, store.AdaptError(err)

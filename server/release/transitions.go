@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/core"
 	"github.com/switchyard/switchyard/server/notify"
@@ -47,7 +48,7 @@ func (st state) save(ctx context.Context, s *Service, q *db.Queries, p db.Update
 	if err != nil {
 		return Release{}, err
 	}
-	return rel, s.record(ctx, q, rel, event, actor)
+	return rel, s.record(ctx, q, &st.rel, rel, event, actor)
 }
 
 // params are the release's current state, to change from.
@@ -108,7 +109,7 @@ func (st state) advance(ctx context.Context, s *Service, q *db.Queries) (Release
 	stage := st.rel.Stages[p.StageIndex]
 	p.NextCheckAt = nextCheck(st.now, st.now, st.rel.CheckIntervalSeconds, stage, StatusRunning)
 	pct := stage.Percentage
-	_, ev, err := core.WriteRollout(ctx, q, st.row.EnvironmentID, st.row.FlagKey, &pct, actor, writeMetadata(st.row.ID))
+	ev, err := s.writeRollout(ctx, q, st.row, &pct)
 	if err != nil {
 		return Release{}, bus.Event{}, err
 	}
@@ -119,7 +120,7 @@ func (st state) advance(ctx context.Context, s *Service, q *db.Queries) (Release
 // rollback sets the flag's rollout percentage to 0 and ends the release.
 func (st state) rollback(ctx context.Context, s *Service, q *db.Queries, reason, actor string) (Release, bus.Event, error) {
 	zero := 0
-	_, ev, err := core.WriteRollout(ctx, q, st.row.EnvironmentID, st.row.FlagKey, &zero, st.row.CreatedByActor, writeMetadata(st.row.ID))
+	ev, err := s.writeRollout(ctx, q, st.row, &zero)
 	if err != nil {
 		return Release{}, bus.Event{}, err
 	}
@@ -138,9 +139,26 @@ func (st state) end(ctx context.Context, s *Service, q *db.Queries, status, reas
 	return st.save(ctx, s, q, p, event, actor)
 }
 
+// writeRollout is a release's own write of its flag's rollout percentage:
+// in the environment's log by the release's creator with the release's
+// id, in the audit trail by the release.
+func (s *Service) writeRollout(ctx context.Context, q *db.Queries, row db.Release, pct *int) (bus.Event, error) {
+	ctx = audit.WithActor(ctx, releaseActor(row))
+	_, ev, err := core.WriteRollout(ctx, q, s.trail, row.EnvironmentID, row.FlagKey, pct, row.CreatedByActor, writeMetadata(row.ID))
+	return ev, err
+}
+
+// releaseActor is the trail's actor of what the release guard does itself.
+func releaseActor(row db.Release) audit.Actor {
+	return audit.Actor{Kind: audit.ActorRelease, ID: audit.Str(row.ID.String()), Label: audit.Str(row.FlagKey)}
+}
+
 // record notifies a release event to the environment's webhooks and chat
-// integrations, carrying the release, and appends it to the audit log.
-func (s *Service) record(ctx context.Context, q *db.Queries, rel Release, event, actor string) error {
+// integrations, carrying the release, and appends it to the environment's
+// audit log and to the workspace audit trail (its actor the context's:
+// the person who acted, or the release guard). before is the release
+// before the event, nil for its start.
+func (s *Service) record(ctx context.Context, q *db.Queries, before *Release, rel Release, event, actor string) error {
 	flag, err := currentFlag(ctx, q, rel.EnvironmentID, rel.FlagKey)
 	if err != nil {
 		return err
@@ -159,7 +177,19 @@ func (s *Service) record(ctx context.Context, q *db.Queries, rel Release, event,
 	}); err != nil {
 		return fmt.Errorf("append audit entry: %w", err)
 	}
-	return nil
+	env, err := q.GetEnvironment(ctx, rel.EnvironmentID)
+	if err != nil {
+		return fmt.Errorf("audit %s: read environment: %w", event, err)
+	}
+	c := audit.Change{
+		Action:    event,
+		Resource:  audit.Resource{Type: audit.Release, ID: rel.ID.String(), Key: audit.Str(rel.FlagKey)},
+		ProjectID: audit.ID(env.ProjectID), EnvironmentID: audit.ID(env.ID), After: rel,
+	}
+	if before != nil {
+		c.Before = *before
+	}
+	return s.trail.Record(ctx, q, c)
 }
 
 // currentFlag is the flag's enabled state and rollout for a notification,
