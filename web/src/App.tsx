@@ -30,6 +30,7 @@ const Tokens = lazy(() => import("./screens/admin/Tokens"));
 const Users = lazy(() => import("./screens/admin/Users"));
 const Sso = lazy(() => import("./screens/admin/Sso"));
 const Scim = lazy(() => import("./screens/admin/Scim"));
+const AuditTrail = lazy(() => import("./screens/audit/AuditTrail"));
 // Swagger UI is large: it is fetched only when /api/docs opens.
 const ApiDocs = lazy(() => import("./screens/docs/ApiDocs"));
 
@@ -51,6 +52,7 @@ export function App() {
           <Route path="/admin/users" element={<Screen><Users /></Screen>} />
           <Route path="/admin/sso" element={<Screen><Sso /></Screen>} />
           <Route path="/admin/scim" element={<Screen><Scim /></Screen>} />
+          <Route path="/audit" element={<Screen><AuditTrail /></Screen>} />
           <Route path="/projects/:projectId/envs/:envId">
             <Route index element={<Navigate to="flags" replace />} />
             <Route path="flags" element={<Screen><FlagList /></Screen>} />

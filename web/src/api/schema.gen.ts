@@ -1845,6 +1845,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace audit trail, newest first (by `at`, then `id`)
+         * @description Every write to the workspace, whatever made it (the API, SCIM, single sign-on, a guarded
+         *     release, a scheduled change, the system), and every sign-in and its failures, each with
+         *     who, what, the resource before and after, and the request (docs/audit.md). Workspace
+         *     admins read every entry; a project admin reads the entries whose `project_id` is one of
+         *     the projects they administer (not workspace-level ones; a `project_id` filter naming
+         *     another project answers 403); anyone else gets 403. Filters combine with AND. `limit`
+         *     (1 to 500, default 50) is clamped, never rejected; `next_cursor` is null on the last
+         *     page.
+         */
+        get: operations["listWorkspaceAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the audit trail as NDJSON, for a SIEM
+         * @description The same readers and filters as `GET /api/audit`, every matching entry in `id` order
+         *     (oldest first), one `WorkspaceAuditEntry` per line, each line ending in a newline. Sent
+         *     gzip-encoded (`Content-Encoding: gzip`) when `Accept-Encoding` allows gzip. Read and sent in
+         *     batches, in constant server memory. To follow the trail, export from the last `id` seen:
+         *     `from` with the last entry's `at` and skip the ids already had. An export that fails
+         *     after its first rows were sent is cut off (the connection closes before the end of the
+         *     response).
+         */
+        get: operations["exportWorkspaceAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recompute the audit trail's hash chain
+         * @description Workspace admins only. Recomputes every sealed entry whose `at` is in [`from`, `to`)
+         *     (either end open when absent), chaining from the stored hash of the entry before the
+         *     first: `ok` is false, and `first_bad_id` the first entry that does not hold, when an
+         *     entry was changed, inserted or deleted in the database by hand (a deleted entry is
+         *     reported at the next entry's id). Entries are sealed seconds after their commit;
+         *     `checked` counts the sealed entries checked. docs/audit.md says what this proves.
+         */
+        get: operations["verifyWorkspaceAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/scim-tokens": {
         parameters: {
             query?: never;
@@ -2999,6 +3077,65 @@ export interface components {
             scheduled_at: string;
             patch: components["schemas"]["FlagPatch"];
         };
+        /** @description One entry of the workspace audit trail (docs/audit.md). Its canonical bytes, which the hash covers, are this object without `hash`, as the server encoded it. */
+        WorkspaceAuditEntry: {
+            /**
+             * Format: int64
+             * @description Increasing; the chain's order.
+             */
+            id: number;
+            /** Format: date-time */
+            at: string;
+            /** @description `<resource>.<verb>`: `flag.updated`, `member.role_changed`, `auth.login_failed`, … */
+            action: string;
+            actor: components["schemas"]["AuditActor"];
+            resource: components["schemas"]["AuditResource"];
+            /** Format: uuid */
+            project_id: string | null;
+            /** Format: uuid */
+            environment_id: string | null;
+            /** @description The resource's API representation before the change (secrets never included); null for a creation or an event. */
+            before: unknown;
+            /** @description The resource's API representation after the change; null for a deletion. */
+            after: unknown;
+            request: components["schemas"]["AuditRequest"];
+            /** @description Hex SHA-256 over the previous entry's hash and this entry's canonical bytes; null until sealed, seconds after the commit. */
+            hash: string | null;
+        };
+        AuditActor: {
+            /** @enum {string} */
+            kind: "user" | "token" | "sdk_key" | "scim" | "sso" | "release" | "schedule" | "system" | "anonymous";
+            /** @description The user's id (user, token, sso), the key's (sdk_key), the SCIM token's (scim), the release's (release), the scheduled change's (schedule). */
+            id: string | null;
+            /** @description The user's email; for `anonymous`, the address a failed sign-in tried. */
+            email: string | null;
+            /** @description The credential's prefix (token, sdk_key, scim), the flag (release), or what the system did (system). */
+            label: string | null;
+        };
+        AuditResource: {
+            /** @enum {string} */
+            type: "workspace" | "project" | "environment" | "sdk_key" | "member" | "user" | "token" | "scim_token" | "sso" | "scim" | "flag" | "segment" | "change_request" | "schedule" | "webhook" | "chat" | "release" | "auth";
+            id: string;
+            key: string | null;
+            name: string | null;
+        };
+        AuditRequest: {
+            request_id: string | null;
+            /** @description The client's address as the server sees it, or from `X-Forwarded-For` when it comes through a trusted proxy (`TRUSTED_PROXIES`). */
+            ip: string | null;
+            user_agent: string | null;
+        };
+        WorkspaceAuditPage: {
+            items: components["schemas"]["WorkspaceAuditEntry"][];
+            next_cursor: string | null;
+        };
+        AuditVerification: {
+            ok: boolean;
+            /** Format: int64 */
+            checked: number;
+            /** Format: int64 */
+            first_bad_id: number | null;
+        };
         AuditEntry: {
             /** Format: int64 */
             id: number;
@@ -3711,6 +3848,21 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Entries of this project (its environments, flags, keys, members, …). */
+        AuditFilterProjectId: string;
+        /** @description Entries of this environment (its flags, segments, keys, …). */
+        AuditFilterEnvironmentId: string;
+        /** @description An email (every entry made by that user, by session or by any of their tokens), or a credential's prefix (a personal access token's, an SDK key's or a SCIM token's). */
+        AuditFilterActor: string;
+        AuditFilterResourceType: "workspace" | "project" | "environment" | "sdk_key" | "member" | "user" | "token" | "scim_token" | "sso" | "scim" | "flag" | "segment" | "change_request" | "schedule" | "webhook" | "chat" | "release" | "auth";
+        /** @description The resource's API id (a member's is the user's id; a flag's and a segment's is its key). */
+        AuditFilterResourceId: string;
+        /** @description An action (`flag.updated`), or every action of a resource with `<resource>.*` (`member.*`). */
+        AuditFilterAction: string;
+        /** @description Entries at or after this RFC 3339 time. */
+        AuditFilterFrom: string;
+        /** @description Entries before this RFC 3339 time. */
+        AuditFilterTo: string;
         ProjectId: string;
         EnvId: string;
         /**
@@ -6274,6 +6426,118 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    listWorkspaceAudit: {
+        parameters: {
+            query?: {
+                /** @description Entries of this project (its environments, flags, keys, members, …). */
+                project_id?: components["parameters"]["AuditFilterProjectId"];
+                /** @description Entries of this environment (its flags, segments, keys, …). */
+                environment_id?: components["parameters"]["AuditFilterEnvironmentId"];
+                /** @description An email (every entry made by that user, by session or by any of their tokens), or a credential's prefix (a personal access token's, an SDK key's or a SCIM token's). */
+                actor?: components["parameters"]["AuditFilterActor"];
+                resource_type?: components["parameters"]["AuditFilterResourceType"];
+                /** @description The resource's API id (a member's is the user's id; a flag's and a segment's is its key). */
+                resource_id?: components["parameters"]["AuditFilterResourceId"];
+                /** @description An action (`flag.updated`), or every action of a resource with `<resource>.*` (`member.*`). */
+                action?: components["parameters"]["AuditFilterAction"];
+                /** @description Entries at or after this RFC 3339 time. */
+                from?: components["parameters"]["AuditFilterFrom"];
+                /** @description Entries before this RFC 3339 time. */
+                to?: components["parameters"]["AuditFilterTo"];
+                /** @description The `next_cursor` of the previous page; anything else is 422. */
+                cursor?: string;
+                /** @description 1 to 500, default 50; values out of range are clamped. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAuditPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    exportWorkspaceAudit: {
+        parameters: {
+            query?: {
+                /** @description Entries of this project (its environments, flags, keys, members, …). */
+                project_id?: components["parameters"]["AuditFilterProjectId"];
+                /** @description Entries of this environment (its flags, segments, keys, …). */
+                environment_id?: components["parameters"]["AuditFilterEnvironmentId"];
+                /** @description An email (every entry made by that user, by session or by any of their tokens), or a credential's prefix (a personal access token's, an SDK key's or a SCIM token's). */
+                actor?: components["parameters"]["AuditFilterActor"];
+                resource_type?: components["parameters"]["AuditFilterResourceType"];
+                /** @description The resource's API id (a member's is the user's id; a flag's and a segment's is its key). */
+                resource_id?: components["parameters"]["AuditFilterResourceId"];
+                /** @description An action (`flag.updated`), or every action of a resource with `<resource>.*` (`member.*`). */
+                action?: components["parameters"]["AuditFilterAction"];
+                /** @description Entries at or after this RFC 3339 time. */
+                from?: components["parameters"]["AuditFilterFrom"];
+                /** @description Entries before this RFC 3339 time. */
+                to?: components["parameters"]["AuditFilterTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries, one JSON object per line (NDJSON); the schema is that of each line. */
+            200: {
+                headers: {
+                    /** @description Always `Accept-Encoding`. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["WorkspaceAuditEntry"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    verifyWorkspaceAudit: {
+        parameters: {
+            query?: {
+                /** @description Entries at or after this RFC 3339 time. */
+                from?: components["parameters"]["AuditFilterFrom"];
+                /** @description Entries before this RFC 3339 time. */
+                to?: components["parameters"]["AuditFilterTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verification. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditVerification"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
         };
     };
     listScimTokens: {

@@ -9,6 +9,7 @@ import { useApi } from "../api/context";
 import { envPath, isAdmin, useProjects, useScope } from "../lib/session";
 import { useFlagStream, type StreamState } from "../lib/stream";
 import { CreateProject } from "../screens/auth/CreateProject";
+import { useAuditAccess } from "./history";
 import { Modal } from "./ui";
 
 const envNav: { to: string; label: string }[] = [
@@ -41,6 +42,8 @@ export function Layout() {
   const scope = useScope();
   const live = useFlagStream(scope.envId);
   const inEnv = Boolean(scope.projectId && scope.envId);
+  // Workspace admins and project admins (the server says which).
+  const readsAudit = useAuditAccess();
   return (
     <div className="app">
       <a className="skip-link" href="#main">
@@ -89,6 +92,11 @@ export function Layout() {
                   <NavLink to={n.to}>{n.label}</NavLink>
                 </li>
               ))}
+            {readsAudit && (
+              <li>
+                <NavLink to="/audit">Audit trail</NavLink>
+              </li>
+            )}
           </ul>
           <h2 className="sidenav-title">Help</h2>
           <ul>

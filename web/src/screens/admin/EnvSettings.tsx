@@ -5,6 +5,7 @@ import { useState, type FormEvent } from "react";
 import { useNavigate } from "react-router";
 import { fieldErrorOf, ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
+import { HistoryLink } from "../../components/history";
 import { Button, ConfirmDialog, ErrorBanner, Field, Loading, Notice, PageHeader, Toggle } from "../../components/ui";
 import { keys, useScope } from "../../lib/session";
 import "./admin.css";
@@ -184,6 +185,7 @@ function EnvCard({
           <code className="muted" title="Slug">
             {env.slug}
           </code>
+          <HistoryLink type="environment" id={env.id} projectId={projectId} of={env.name} />
         </div>
       </div>
       <div className="switch-row">

@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { fieldErrorOf, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
+import { HistoryLink } from "../../components/history";
 import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Notice, PageHeader, RowAction } from "../../components/ui";
 import { isAdmin, keys, useScope } from "../../lib/session";
 import "./admin.css";
@@ -131,6 +132,7 @@ export default function Members() {
                     </select>
                   </td>
                   <td className="actions-cell">
+                    <HistoryLink type="member" id={String(m.user_id)} within={{ project_id: projectId }} projectId={projectId} of={`${m.name} in this project`} />{" "}
                     <RowAction danger label="Remove" of={m.name} start={() => { remove.reset(); setRemoving(m); }} />
                   </td>
                 </tr>

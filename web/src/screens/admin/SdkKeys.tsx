@@ -22,6 +22,7 @@ import {
   SecretOnce,
   Time,
 } from "../../components/ui";
+import { HistoryLink } from "../../components/history";
 import { envPath, useScope } from "../../lib/session";
 import { snippetsFor, type SdkKind, type Snippet } from "./snippets";
 import "./admin.css";
@@ -240,6 +241,7 @@ export default function SdkKeys() {
                     <Time value={k.created_at} />
                   </td>
                   <td className="actions-cell">
+                    <HistoryLink type="sdk_key" id={String(k.id)} projectId={projectId} of={k.name} />{" "}
                     <RowAction danger label="Revoke" of={k.name} start={() => { revoke.reset(); setRevoking(k); }} />
                   </td>
                 </tr>

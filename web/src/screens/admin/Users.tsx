@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { fieldErrorOf, ApiError, unwrap, type Schemas } from "../../api/client";
 import { useApi } from "../../api/context";
+import { HistoryLink } from "../../components/history";
 import { Button, ConfirmDialog, Empty, ErrorBanner, Field, Loading, Modal, Notice, PageHeader, RowAction, Time } from "../../components/ui";
 import { keys, useMe } from "../../lib/session";
 import "./admin.css";
@@ -126,6 +127,7 @@ export default function Users() {
                     <Time value={u.created_at} />
                   </td>
                   <td className="actions-cell">
+                    <HistoryLink type="user" id={String(u.id)} of={u.email} />{" "}
                     <Button className="btn-small" aria-label={`Edit ${u.email}`} onClick={() => setEditing(u)}>
                       Edit
                     </Button>{" "}

@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, useState, type DragEvent, type FormEvent, typ
 import { Link, useLocation, useNavigate, useParams } from "react-router";
 import { unwrap } from "../../api/client";
 import { useApi } from "../../api/context";
+import { HistoryLink } from "../../components/history";
 import { Button, ConfirmDialog, ErrorBanner, Field, Loading, Notice, PageHeader, Time, Toggle } from "../../components/ui";
 import { envPath, useScope } from "../../lib/session";
 import { flagKeys } from "../../lib/stream";
@@ -276,6 +277,7 @@ export default function FlagEditor() {
           !isNew &&
           base && (
             <>
+              <HistoryLink type="flag" id={base.key} within={{ environment_id: envId }} projectId={projectId} of={base.key} small={false} />
               <Button
                 busy={archive.isPending}
                 onClick={() => archive.mutate(base.archived_at ? "unarchive" : "archive")}
