@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"strings"
 	"time"
 
@@ -157,7 +158,12 @@ func columnsOf(r db.AuditTrail) rowColumns {
 // mac is HMAC-SHA256 under the trail's key of the row's columns, each
 // length-prefixed so that no two rows encode alike.
 func (t *Trail) mac(c rowColumns) []byte {
-	m := hmac.New(sha256.New, t.key)
+	return macWith(hmac.New(sha256.New, t.key), c, nil)
+}
+
+// macWith computes the MAC with m, a reset HMAC under the trail's key, and
+// appends it to dst: verification reuses one m for every row.
+func macWith(m hash.Hash, c rowColumns, dst []byte) []byte {
 	var n [8]byte
 	field := func(b []byte) {
 		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
@@ -193,7 +199,7 @@ func (t *Trail) mac(c rowColumns) []byte {
 	optID(c.projectID)
 	optID(c.environmentID)
 	field(c.body)
-	return m.Sum(nil)
+	return m.Sum(dst)
 }
 
 // chain is the hash of an entry: SHA-256 over the previous entry's hash
