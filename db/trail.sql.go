@@ -33,6 +33,18 @@ func (q *Queries) DeleteTrailThrough(ctx context.Context, id int64) (int64, erro
 	return result.RowsAffected(), nil
 }
 
+const getTrailEnvironmentProject = `-- name: GetTrailEnvironmentProject :one
+SELECT project_id FROM environments WHERE id = $1
+`
+
+// The project of an environment an entry names (environments never move).
+func (q *Queries) GetTrailEnvironmentProject(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, getTrailEnvironmentProject, id)
+	var project_id uuid.UUID
+	err := row.Scan(&project_id)
+	return project_id, err
+}
+
 const getTrailHashBefore = `-- name: GetTrailHashBefore :one
 SELECT h.hash FROM (
     (SELECT t.id, t.hash FROM audit_trail t WHERE t.id < $1 ORDER BY t.id DESC LIMIT 1)

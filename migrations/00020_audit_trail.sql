@@ -41,7 +41,8 @@ CREATE INDEX audit_trail_project_idx     ON audit_trail (project_id, at DESC, id
 CREATE INDEX audit_trail_environment_idx ON audit_trail (environment_id, at DESC, id DESC) WHERE environment_id IS NOT NULL;
 CREATE INDEX audit_trail_actor_email_idx ON audit_trail (actor_email, at DESC, id DESC) WHERE actor_email IS NOT NULL;
 CREATE INDEX audit_trail_actor_label_idx ON audit_trail (actor_label, at DESC, id DESC) WHERE actor_label IS NOT NULL;
-CREATE INDEX audit_trail_resource_idx    ON audit_trail (resource_type, resource_id, at DESC, id DESC);
+CREATE INDEX audit_trail_resource_type_idx ON audit_trail (resource_type, at DESC, id DESC);
+CREATE INDEX audit_trail_resource_id_idx ON audit_trail (resource_id, at DESC, id DESC);
 CREATE INDEX audit_trail_action_idx      ON audit_trail (action text_pattern_ops, at DESC, id DESC);
 -- The sealer's work list: the few entries not yet sealed.
 CREATE INDEX audit_trail_unsealed_idx    ON audit_trail (id) WHERE hash IS NULL;

@@ -137,3 +137,7 @@ SELECT set_config('switchyard.audit_retention', 'on', true);
 -- name: PlanTrailReadsCustom :exec
 -- The trail's filtered reads plan for the filters given, not generically.
 SELECT set_config('plan_cache_mode', 'force_custom_plan', true);
+
+-- name: GetTrailEnvironmentProject :one
+-- The project of an environment an entry names (environments never move).
+SELECT project_id FROM environments WHERE id = @id;

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,6 +23,10 @@ type Trail struct {
 	key []byte
 	now func() time.Time
 	off bool // Disabled: records nothing
+	// projects remembers each environment's project (uuid.UUID to
+	// uuid.UUID), which never changes: an entry that names only its
+	// environment costs no query for its project after the first.
+	projects sync.Map
 }
 
 // New returns a Trail that MACs entries with key (KeyFrom). now is the
@@ -71,6 +76,11 @@ func (t *Trail) Record(ctx context.Context, q *db.Queries, c Change) error {
 	if c.Actor != nil {
 		actor = *c.Actor
 	}
+	if c.EnvironmentID != nil && c.ProjectID == nil {
+		if c.ProjectID, err = t.projectOf(ctx, q, *c.EnvironmentID); err != nil {
+			return fmt.Errorf("audit %s: %w", c.Action, err)
+		}
+	}
 	row, err := t.Row(id, t.now(), actor, RequestFrom(ctx), c)
 	if err != nil {
 		return err
@@ -115,6 +125,20 @@ func (t *Trail) Row(id int64, at time.Time, actor Actor, req Request, c Change) 
 		resourceType: row.ResourceType, resourceID: row.ResourceID, projectID: c.ProjectID, environmentID: c.EnvironmentID, body: body,
 	})
 	return row, nil
+}
+
+// projectOf returns the project of environment envID.
+func (t *Trail) projectOf(ctx context.Context, q *db.Queries, envID uuid.UUID) (*uuid.UUID, error) {
+	if p, ok := t.projects.Load(envID); ok {
+		id := p.(uuid.UUID)
+		return &id, nil
+	}
+	id, err := q.GetTrailEnvironmentProject(ctx, envID)
+	if err != nil {
+		return nil, fmt.Errorf("read the project of environment %s: %w", envID, err)
+	}
+	t.projects.Store(envID, id)
+	return &id, nil
 }
 
 // encodeState encodes a before or after state; a nil one, or one that

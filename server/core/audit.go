@@ -90,13 +90,11 @@ func record(ctx context.Context, q *db.Queries, trail *audit.Trail, env db.Envir
 	return trail.Record(ctx, q, c)
 }
 
-// recordInEnv is record for a write that holds only its environment's id.
+// recordInEnv is record for a write that holds only its environment's id;
+// the trail knows the environment's project.
 func recordInEnv(ctx context.Context, q *db.Queries, trail *audit.Trail, envID uuid.UUID, c audit.Change) error {
-	env, err := q.GetEnvironment(ctx, envID)
-	if err != nil {
-		return fmt.Errorf("audit %s: read environment: %w", c.Action, err)
-	}
-	return record(ctx, q, trail, env, c)
+	c.EnvironmentID = audit.ID(envID)
+	return trail.Record(ctx, q, c)
 }
 
 // sdkActorPrefix starts the actor name of an SDK key (auth.Principal.Actor).
