@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -50,8 +51,13 @@ func main() {
 	entries := flag.Int("entries", 1_000_000, "audit entries to load for the read and verification measurements")
 	writes := flag.Int("writes", 1000, "flag writes per server (with and without the trail)")
 	reads := flag.Int("reads", 200, "requests per filter")
+	keep := flag.Bool("keep", false, "keep the scratch database "+dbName+" afterwards")
 	flag.Parse()
-	if err := run(context.Background(), *adminURL, *entries, *writes, *reads); err != nil {
+	err := run(context.Background(), *adminURL, *entries, *writes, *reads)
+	if !*keep {
+		err = errors.Join(err, dropDatabase(context.Background(), *adminURL))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/audit:", err)
 		os.Exit(1)
 	}
@@ -167,6 +173,17 @@ func freshDatabase(ctx context.Context, adminURL string) (string, error) {
 	}
 	u.Path = "/" + dbName
 	return u.String(), nil
+}
+
+// dropDatabase drops the scratch database, ending the servers' connections.
+func dropDatabase(ctx context.Context, adminURL string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
+	return err
 }
 
 // startApp starts a server in this process and returns its base URL.
