@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -50,6 +51,11 @@ type Config struct {
 	CookieSecure bool
 	Hub          *stream.Hub
 	Metrics      *metrics.Metrics
+	// MetricsToken (METRICS_TOKEN), when set, is the bearer token /metrics
+	// requires. MetricsElsewhere (METRICS_ADDR is set) takes /metrics off
+	// this handler: NewMetricsHandler serves it on a listener of its own.
+	MetricsToken     string
+	MetricsElsewhere bool
 	// KeepAlive is the stream's keep-alive interval; 15 s when zero
 	// (docs/reference/stream.md, Keep-alive).
 	KeepAlive time.Duration
@@ -117,7 +123,12 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		identity: cfg.Identity, hub: cfg.Hub, errs: errs,
 		counted: func(status int) { cfg.Metrics.SnapshotRequests.WithLabelValues(strconv.Itoa(status)).Inc() },
 	})
-	root.Path("/metrics").Methods(http.MethodGet).Handler(cfg.Metrics.Handler())
+	if cfg.MetricsElsewhere {
+		// Answered here, or the dashboard's catch-all would serve its page.
+		root.Path("/metrics").Handler(errs.handler(apperr.E(apperr.NotFound, "no such route")))
+	} else {
+		root.Path("/metrics").Methods(http.MethodGet).Handler(metricsHandler(cfg.Metrics, cfg.MetricsToken, errs))
+	}
 	requests := requestRecorder{trusted: cfg.TrustedProxies}
 	if cfg.SCIM != nil {
 		// SCIM's bodies are application/scim+json and its errors have their
@@ -156,7 +167,42 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	root.PathPrefix("/api/").Handler(apiChain)
 	root.PathPrefix("/").Handler(dashboard)
 
-	return chain(top, logRequests(cfg.Logger, cfg.Metrics), recoverPanics(errs)), nil
+	return chain(top, secureHeaders(cfg.CookieSecure), logRequests(cfg.Logger, cfg.Metrics), recoverPanics(errs)), nil
+}
+
+// NewMetricsHandler is the handler of METRICS_ADDR's own listener: GET
+// /metrics, behind token when it is set (metricsHandler), and a JSON 404 for
+// every other path. Its requests are neither logged nor counted.
+func NewMetricsHandler(m *metrics.Metrics, token string, logger *slog.Logger) http.Handler {
+	errs := errorWriter{logger: logger}
+	r := mux.NewRouter()
+	r.NotFoundHandler = errs.handler(apperr.E(apperr.NotFound, "no such route (this listener serves /metrics only)"))
+	r.MethodNotAllowedHandler = errs.handler(apperr.E(apperr.MethodNotAllowed, "method not allowed on this route"))
+	r.Path("/metrics").Methods(http.MethodGet).Handler(metricsHandler(m, token, errs))
+	return chain(r, secureHeaders(false), recoverPanics(errs))
+}
+
+// metricsHandler serves the Prometheus registry. With a token (METRICS_TOKEN)
+// a request must send Authorization: Bearer <token>, compared in constant
+// time; any other request is answered 401 with the API's JSON error.
+func metricsHandler(m *metrics.Metrics, token string, errs errorWriter) http.Handler {
+	registry := m.Handler()
+	if token == "" {
+		return registry
+	}
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var got []byte
+		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+			got = []byte(h[7:])
+		}
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			errs.write(w, r, apperr.E(apperr.Unauthenticated, "/metrics requires Authorization: Bearer <METRICS_TOKEN>"))
+			return
+		}
+		registry.ServeHTTP(w, r)
+	})
 }
 
 // handler answers every request with err.

@@ -13,6 +13,10 @@ import (
 // static serves the dashboard from PUBLIC_DIR as a single-page app: files
 // that exist are served, hashed assets are cached for a year, and any other
 // path falls back to index.html so client-side routes survive a reload.
+// Everything it answers carries the pages' Content-Security-Policy,
+// X-Frame-Options and Referrer-Policy (headers.go): index.html is the
+// page of every dashboard route and of /api/docs, and any other HTML file
+// in PUBLIC_DIR gets them as well.
 type static struct {
 	dir   string
 	files http.Handler
@@ -33,6 +37,7 @@ func (s *static) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.errs.write(w, r, apperr.E(apperr.NotFound, "not found (no dashboard is installed in PUBLIC_DIR)"))
 		return
 	}
+	setPageHeaders(w.Header())
 	clean := path.Clean("/" + r.URL.Path)
 	if clean != "/" && isFile(filepath.Join(s.dir, filepath.FromSlash(clean))) {
 		if strings.HasPrefix(clean, "/assets/") {

@@ -52,6 +52,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* Non-empty when /metrics requires METRICS_TOKEN from the release's Secret. */}}
+{{- define "switchyard.metricsToken" -}}
+{{- if .Values.existingSecret }}
+{{- if .Values.metrics.tokenInExistingSecret }}true{{ end }}
+{{- else if .Values.metrics.token }}true
+{{- end }}
+{{- end }}
+
 {{- define "switchyard.image" -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
@@ -71,6 +79,12 @@ Checks the values the chart cannot run without, when it writes the Secret itself
 An existing Secret is the operator's to get right (NOTES.txt lists its keys).
 */}}
 {{- define "switchyard.validate" -}}
+{{- if eq (int .Values.metrics.port) 3000 }}
+{{- fail "metrics.port must differ from 3000, the main port; 0 serves /metrics on the main port" }}
+{{- end }}
+{{- if and .Values.metrics.tokenInExistingSecret (not .Values.existingSecret) }}
+{{- fail "metrics.tokenInExistingSecret needs existingSecret; set metrics.token instead" }}
+{{- end }}
 {{- if not .Values.existingSecret }}
 {{- if lt (len .Values.sessionSecret) 32 }}
 {{- fail "sessionSecret must be at least 32 characters (openssl rand -hex 32), or set existingSecret" }}
