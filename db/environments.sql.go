@@ -11,15 +11,41 @@ import (
 	"github.com/google/uuid"
 )
 
-const clearDefaultEnvironment = `-- name: ClearDefaultEnvironment :exec
+const clearDefaultEnvironment = `-- name: ClearDefaultEnvironment :many
 UPDATE environments SET is_default = false WHERE project_id = $1 AND is_default
+RETURNING id, project_id, name, slug, color, is_default, require_approval, created_at
 `
 
 // The first half of moving the default: the partial unique index
-// environments_one_default_key allows at most one default per project.
-func (q *Queries) ClearDefaultEnvironment(ctx context.Context, projectID uuid.UUID) error {
-	_, err := q.db.Exec(ctx, clearDefaultEnvironment, projectID)
-	return err
+// environments_one_default_key allows at most one default per project. It
+// returns the environment that was the default, as it is now.
+func (q *Queries) ClearDefaultEnvironment(ctx context.Context, projectID uuid.UUID) ([]Environment, error) {
+	rows, err := q.db.Query(ctx, clearDefaultEnvironment, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Environment{}
+	for rows.Next() {
+		var i Environment
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Name,
+			&i.Slug,
+			&i.Color,
+			&i.IsDefault,
+			&i.RequireApproval,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const countEnvironmentsByProject = `-- name: CountEnvironmentsByProject :one
@@ -176,6 +202,33 @@ func (q *Queries) ListEnvironmentsByProjects(ctx context.Context, projectIds []u
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockEnvironmentInProject = `-- name: LockEnvironmentInProject :one
+SELECT id, project_id, name, slug, color, is_default, require_approval, created_at FROM environments WHERE id = $1 AND project_id = $2 FOR NO KEY UPDATE
+`
+
+type LockEnvironmentInProjectParams struct {
+	ID        uuid.UUID
+	ProjectID uuid.UUID
+}
+
+// An environment's settings as they are before a change, locked until the
+// transaction ends, so that the change's audit entry shows what it replaced.
+func (q *Queries) LockEnvironmentInProject(ctx context.Context, arg LockEnvironmentInProjectParams) (Environment, error) {
+	row := q.db.QueryRow(ctx, lockEnvironmentInProject, arg.ID, arg.ProjectID)
+	var i Environment
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Name,
+		&i.Slug,
+		&i.Color,
+		&i.IsDefault,
+		&i.RequireApproval,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const setDefaultEnvironment = `-- name: SetDefaultEnvironment :one

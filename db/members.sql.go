@@ -26,37 +26,6 @@ func (q *Queries) AddMember(ctx context.Context, arg AddMemberParams) error {
 	return err
 }
 
-const getMember = `-- name: GetMember :one
-SELECT m.user_id, u.name, u.email, m.role
-FROM project_members m
-JOIN users u ON u.id = m.user_id
-WHERE m.project_id = $1 AND m.user_id = $2
-`
-
-type GetMemberParams struct {
-	ProjectID uuid.UUID
-	UserID    int64
-}
-
-type GetMemberRow struct {
-	UserID int64
-	Name   string
-	Email  string
-	Role   string
-}
-
-func (q *Queries) GetMember(ctx context.Context, arg GetMemberParams) (GetMemberRow, error) {
-	row := q.db.QueryRow(ctx, getMember, arg.ProjectID, arg.UserID)
-	var i GetMemberRow
-	err := row.Scan(
-		&i.UserID,
-		&i.Name,
-		&i.Email,
-		&i.Role,
-	)
-	return i, err
-}
-
 const listMembers = `-- name: ListMembers :many
 SELECT m.user_id, u.name, u.email, m.role
 FROM project_members m
@@ -96,6 +65,40 @@ func (q *Queries) ListMembers(ctx context.Context, projectID uuid.UUID) ([]ListM
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockMember = `-- name: LockMember :one
+SELECT m.user_id, u.name, u.email, m.role
+FROM project_members m
+JOIN users u ON u.id = m.user_id
+WHERE m.project_id = $1 AND m.user_id = $2
+FOR UPDATE OF m
+`
+
+type LockMemberParams struct {
+	ProjectID uuid.UUID
+	UserID    int64
+}
+
+type LockMemberRow struct {
+	UserID int64
+	Name   string
+	Email  string
+	Role   string
+}
+
+// A membership with the user's name and email, locked until the transaction
+// ends (so that a change's audit entry shows what it replaced).
+func (q *Queries) LockMember(ctx context.Context, arg LockMemberParams) (LockMemberRow, error) {
+	row := q.db.QueryRow(ctx, lockMember, arg.ProjectID, arg.UserID)
+	var i LockMemberRow
+	err := row.Scan(
+		&i.UserID,
+		&i.Name,
+		&i.Email,
+		&i.Role,
+	)
+	return i, err
 }
 
 const removeMember = `-- name: RemoveMember :execrows

@@ -96,7 +96,10 @@ func (q *Queries) DeleteSDKKey(ctx context.Context, arg DeleteSDKKeyParams) erro
 }
 
 const getSDKKeyInProject = `-- name: GetSDKKeyInProject :one
-SELECT id, environment_id, kind FROM sdk_keys WHERE id = $1 AND project_id = $2
+SELECT k.id, k.name, k.kind, k.prefix, k.environment_id, e.name AS environment_name, k.created_at
+FROM sdk_keys k
+JOIN environments e ON e.id = k.environment_id
+WHERE k.id = $1 AND k.project_id = $2
 `
 
 type GetSDKKeyInProjectParams struct {
@@ -105,15 +108,28 @@ type GetSDKKeyInProjectParams struct {
 }
 
 type GetSDKKeyInProjectRow struct {
-	ID            int64
-	EnvironmentID uuid.UUID
-	Kind          string
+	ID              int64
+	Name            string
+	Kind            string
+	Prefix          string
+	EnvironmentID   uuid.UUID
+	EnvironmentName string
+	CreatedAt       time.Time
 }
 
+// A key as the list shows it (never the hash).
 func (q *Queries) GetSDKKeyInProject(ctx context.Context, arg GetSDKKeyInProjectParams) (GetSDKKeyInProjectRow, error) {
 	row := q.db.QueryRow(ctx, getSDKKeyInProject, arg.ID, arg.ProjectID)
 	var i GetSDKKeyInProjectRow
-	err := row.Scan(&i.ID, &i.EnvironmentID, &i.Kind)
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Kind,
+		&i.Prefix,
+		&i.EnvironmentID,
+		&i.EnvironmentName,
+		&i.CreatedAt,
+	)
 	return i, err
 }
 

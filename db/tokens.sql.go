@@ -49,8 +49,9 @@ func (q *Queries) CreateToken(ctx context.Context, arg CreateTokenParams) (Perso
 	return i, err
 }
 
-const deleteToken = `-- name: DeleteToken :execrows
+const deleteToken = `-- name: DeleteToken :one
 DELETE FROM personal_access_tokens WHERE id = $1 AND user_id = $2
+RETURNING id, user_id, name, token_hash, prefix, scope, created_at, last_used_at, expires_at
 `
 
 type DeleteTokenParams struct {
@@ -58,13 +59,22 @@ type DeleteTokenParams struct {
 	UserID int64
 }
 
-// Only the owner's: another user's token id deletes nothing.
-func (q *Queries) DeleteToken(ctx context.Context, arg DeleteTokenParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteToken, arg.ID, arg.UserID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// Only the owner's: another user's token id deletes nothing (no row).
+func (q *Queries) DeleteToken(ctx context.Context, arg DeleteTokenParams) (PersonalAccessToken, error) {
+	row := q.db.QueryRow(ctx, deleteToken, arg.ID, arg.UserID)
+	var i PersonalAccessToken
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.TokenHash,
+		&i.Prefix,
+		&i.Scope,
+		&i.CreatedAt,
+		&i.LastUsedAt,
+		&i.ExpiresAt,
+	)
+	return i, err
 }
 
 const listTokensByUser = `-- name: ListTokensByUser :many

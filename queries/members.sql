@@ -6,11 +6,14 @@ JOIN users u ON u.id = m.user_id
 WHERE m.project_id = @project_id
 ORDER BY m.created_at DESC, m.user_id DESC;
 
--- name: GetMember :one
+-- name: LockMember :one
+-- A membership with the user's name and email, locked until the transaction
+-- ends (so that a change's audit entry shows what it replaced).
 SELECT m.user_id, u.name, u.email, m.role
 FROM project_members m
 JOIN users u ON u.id = m.user_id
-WHERE m.project_id = @project_id AND m.user_id = @user_id;
+WHERE m.project_id = @project_id AND m.user_id = @user_id
+FOR UPDATE OF m;
 
 -- name: AddMember :exec
 INSERT INTO project_members (project_id, user_id, role) VALUES (@project_id, @user_id, @role);

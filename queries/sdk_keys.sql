@@ -12,7 +12,11 @@ WHERE k.project_id = @project_id
 ORDER BY k.created_at DESC, k.id DESC;
 
 -- name: GetSDKKeyInProject :one
-SELECT id, environment_id, kind FROM sdk_keys WHERE id = @id AND project_id = @project_id;
+-- A key as the list shows it (never the hash).
+SELECT k.id, k.name, k.kind, k.prefix, k.environment_id, e.name AS environment_name, k.created_at
+FROM sdk_keys k
+JOIN environments e ON e.id = k.environment_id
+WHERE k.id = @id AND k.project_id = @project_id;
 
 -- name: CountServerKeysByProject :one
 -- A project keeps at least one server SDK key; client keys do not count

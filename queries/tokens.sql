@@ -7,6 +7,7 @@ RETURNING *;
 -- The user's own tokens, newest first.
 SELECT * FROM personal_access_tokens WHERE user_id = @user_id ORDER BY created_at DESC, id DESC;
 
--- name: DeleteToken :execrows
--- Only the owner's: another user's token id deletes nothing.
-DELETE FROM personal_access_tokens WHERE id = @id AND user_id = @user_id;
+-- name: DeleteToken :one
+-- Only the owner's: another user's token id deletes nothing (no row).
+DELETE FROM personal_access_tokens WHERE id = @id AND user_id = @user_id
+RETURNING *;

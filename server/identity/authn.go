@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -163,13 +164,42 @@ type Session struct {
 }
 
 // loginOutcome is decided inside the transaction and turned into an error
-// only after commit, so a failed attempt's count is kept.
+// only after commit, so a failed attempt's count is kept, and so are its
+// audit entries.
 type loginOutcome struct {
 	session     *Session
 	remaining   int
 	retryAfter  int
 	deactivated bool
 	ssoRequired bool
+	userID      int64      // the address's user, when one exists
+	lockedUntil *time.Time // set when this failure began a lockout
+}
+
+// record records the attempt in the audit trail (docs/audit.md, What is recorded):
+// auth.login by the user, or auth.login_failed by an anonymous actor with
+// the address tried, and auth.locked when the failure began a lockout. The
+// resource is the user when the address has one, else the address.
+func (o loginOutcome) record(ctx context.Context, s *Service, q *db.Queries, addr string) error {
+	if o.session != nil {
+		u := o.session.User
+		return s.recordAuth(ctx, q, "auth.login", userActor(u.ID, u.Email), u.ID, addr, map[string]any{"method": "password"})
+	}
+	failure := map[string]any{"method": "password", "error": "invalid_credentials", "attempts_remaining": o.remaining}
+	switch {
+	case o.retryAfter > 0:
+		failure = map[string]any{"method": "password", "error": "locked", "retry_after_seconds": o.retryAfter}
+	case o.deactivated:
+		failure["error"] = "deactivated"
+	case o.ssoRequired:
+		failure = map[string]any{"method": "password", "error": "sso_required"}
+	}
+	anonymous := audit.Actor{Kind: audit.ActorAnonymous, Email: audit.Str(addr)}
+	if err := s.recordAuth(ctx, q, "auth.login_failed", anonymous, o.userID, addr, failure); err != nil || o.lockedUntil == nil {
+		return err
+	}
+	locked := map[string]any{"method": "password", "failures": maxLoginFailures, "locked_until": o.lockedUntil.UTC()}
+	return s.recordAuth(ctx, q, "auth.locked", anonymous, o.userID, addr, locked)
 }
 
 // Login checks an email and password under the lockout rules and, on
@@ -185,68 +215,11 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	addr := strings.ToLower(strings.TrimSpace(email))
 	now := s.now()
 	out, err := txV(ctx, s, func(q *db.Queries) (loginOutcome, error) {
-		if err := q.EnsureLoginAttempt(ctx, db.EnsureLoginAttemptParams{Email: addr, Now: now}); err != nil {
-			return loginOutcome{}, err
-		}
-		att, err := q.LockLoginAttempt(ctx, addr)
+		out, err := s.login(ctx, q, addr, password, now)
 		if err != nil {
-			return loginOutcome{}, err
+			return out, err
 		}
-		if att.LockedUntil != nil {
-			if now.Before(*att.LockedUntil) {
-				return loginOutcome{retryAfter: int(math.Ceil(att.LockedUntil.Sub(now).Seconds()))}, nil
-			}
-			att.Failures, att.LockedUntil = 0, nil // the lock has run out
-		}
-		if att.Failures == 0 || now.Sub(att.WindowStartedAt) >= failureWindow {
-			att.Failures, att.WindowStartedAt = 0, now
-		}
-		user, err := q.GetUserForLogin(ctx, addr)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			auth.DummyCheck(password)
-		case err != nil:
-			return loginOutcome{}, err
-		case user.PasswordHash == "":
-			// A user provisioned by single sign-on has no password; the
-			// dummy check keeps the answer's timing that of a wrong one.
-			auth.DummyCheck(password)
-		case !auth.CheckPassword(user.PasswordHash, password):
-			// a wrong password: counted below
-		case !user.Active:
-			return loginOutcome{deactivated: true, remaining: max(0, maxLoginFailures-int(att.Failures))}, nil
-		default:
-			// docs/sso.md, Password sign-in: with admins_only only workspace
-			// admins may use their password. Like deactivation, the refusal
-			// comes after the right password and is not a failure.
-			if user.Role != auth.RoleAdmin {
-				policy, err := q.GetSSOPasswordLogin(ctx)
-				if err != nil {
-					return loginOutcome{}, err
-				}
-				if policy == "admins_only" {
-					return loginOutcome{ssoRequired: true}, nil
-				}
-			}
-			if err := q.DeleteLoginAttempt(ctx, addr); err != nil {
-				return loginOutcome{}, err
-			}
-			sess, err := s.startSession(ctx, q, user.ID, now)
-			if err != nil {
-				return loginOutcome{}, err
-			}
-			sess.User = CurrentUser{ID: user.ID, Email: user.Email, Name: user.Name, Role: user.Role}
-			return loginOutcome{session: &sess}, nil
-		}
-		att.Failures++
-		if att.Failures >= maxLoginFailures {
-			until := now.Add(lockDuration)
-			att.LockedUntil = &until
-		}
-		err = q.UpdateLoginAttempt(ctx, db.UpdateLoginAttemptParams{
-			Email: addr, Failures: att.Failures, WindowStartedAt: att.WindowStartedAt, LockedUntil: att.LockedUntil,
-		})
-		return loginOutcome{remaining: max(0, maxLoginFailures-int(att.Failures))}, err
+		return out, out.record(ctx, s, q, addr)
 	})
 	if err != nil {
 		return Session{}, fmt.Errorf("login: %w", err)
@@ -265,6 +238,81 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 		return Session{}, err
 	}
 	return *out.session, nil
+}
+
+// login decides a sign-in attempt of addr in q's transaction (see Login).
+func (s *Service) login(ctx context.Context, q *db.Queries, addr, password string, now time.Time) (loginOutcome, error) {
+	if err := q.EnsureLoginAttempt(ctx, db.EnsureLoginAttemptParams{Email: addr, Now: now}); err != nil {
+		return loginOutcome{}, err
+	}
+	att, err := q.LockLoginAttempt(ctx, addr)
+	if err != nil {
+		return loginOutcome{}, err
+	}
+	// Looked up first, so that every audit entry of the attempt names the
+	// user; nothing of it reaches the answer before the password is checked.
+	user, err := q.GetUserForLogin(ctx, addr)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return loginOutcome{}, err
+	}
+	known := loginOutcome{userID: user.ID}
+	if att.LockedUntil != nil {
+		if now.Before(*att.LockedUntil) {
+			known.retryAfter = int(math.Ceil(att.LockedUntil.Sub(now).Seconds()))
+			return known, nil
+		}
+		att.Failures, att.LockedUntil = 0, nil // the lock has run out
+	}
+	if att.Failures == 0 || now.Sub(att.WindowStartedAt) >= failureWindow {
+		att.Failures, att.WindowStartedAt = 0, now
+	}
+	switch {
+	case user.ID == 0:
+		auth.DummyCheck(password)
+	case user.PasswordHash == "":
+		// A user provisioned by single sign-on has no password; the
+		// dummy check keeps the answer's timing that of a wrong one.
+		auth.DummyCheck(password)
+	case !auth.CheckPassword(user.PasswordHash, password):
+		// a wrong password: counted below
+	case !user.Active:
+		known.deactivated, known.remaining = true, max(0, maxLoginFailures-int(att.Failures))
+		return known, nil
+	default:
+		// docs/sso.md, Password sign-in: with admins_only only workspace
+		// admins may use their password. Like deactivation, the refusal
+		// comes after the right password and is not a failure.
+		if user.Role != auth.RoleAdmin {
+			policy, err := q.GetSSOPasswordLogin(ctx)
+			if err != nil {
+				return loginOutcome{}, err
+			}
+			if policy == "admins_only" {
+				known.ssoRequired = true
+				return known, nil
+			}
+		}
+		if err := q.DeleteLoginAttempt(ctx, addr); err != nil {
+			return loginOutcome{}, err
+		}
+		sess, err := s.startSession(ctx, q, user.ID, now)
+		if err != nil {
+			return loginOutcome{}, err
+		}
+		sess.User = CurrentUser{ID: user.ID, Email: user.Email, Name: user.Name, Role: user.Role}
+		known.session = &sess
+		return known, nil
+	}
+	att.Failures++
+	if att.Failures >= maxLoginFailures {
+		until := now.Add(lockDuration)
+		att.LockedUntil, known.lockedUntil = &until, &until
+	}
+	err = q.UpdateLoginAttempt(ctx, db.UpdateLoginAttemptParams{
+		Email: addr, Failures: att.Failures, WindowStartedAt: att.WindowStartedAt, LockedUntil: att.LockedUntil,
+	})
+	known.remaining = max(0, maxLoginFailures-int(att.Failures))
+	return known, err
 }
 
 // startSession stores a new session and seals its cookie.
@@ -351,14 +399,22 @@ func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 		} else if n > 0 {
 			return Session{}, apperr.E(apperr.Conflict, "setup is already complete")
 		}
-		if ws := strings.TrimSpace(in.WorkspaceName); ws != "" {
-			if err := q.RenameWorkspace(ctx, ws); err != nil {
+		ws, err := q.GetWorkspace(ctx) // the first boot made it
+		if err != nil {
+			return Session{}, fmt.Errorf("get workspace: %w", err)
+		}
+		renamed := strings.TrimSpace(in.WorkspaceName)
+		if renamed != "" {
+			if err := q.RenameWorkspace(ctx, renamed); err != nil {
 				return Session{}, err
 			}
 		}
 		u, err := q.CreateUser(ctx, db.CreateUserParams{Name: name, Email: email, PasswordHash: hash, Role: auth.RoleAdmin})
 		if err != nil {
 			return Session{}, store.AdaptError(err)
+		}
+		if err := s.recordSetup(ctx, q, db.ListUsersRow(u), ws.Name, renamed); err != nil {
+			return Session{}, err
 		}
 		sess, err := s.startSession(ctx, q, u.ID, now)
 		sess.User = CurrentUser{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role}
@@ -368,6 +424,25 @@ func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 		return Session{}, fmt.Errorf("setup: %w", err)
 	}
 	return sess, s.fillWorkspace(ctx, &sess.User)
+}
+
+// recordSetup records what the setup wizard did, by the admin it created:
+// the workspace renamed (when a name was given), the admin created, and
+// auth.setup.
+func (s *Service) recordSetup(ctx context.Context, q *db.Queries, admin db.ListUsersRow, workspace, renamed string) error {
+	actor := userActor(admin.ID, admin.Email)
+	ctx = audit.WithActor(ctx, actor)
+	if renamed != "" {
+		before := workspaceState{WorkspaceName: workspace}
+		after := workspaceState{WorkspaceName: renamed, IsSetupComplete: true}
+		if err := s.recordWorkspace(ctx, q, "workspace.updated", &before, &after); err != nil {
+			return err
+		}
+	}
+	if err := s.recordUser(ctx, q, "user.created", nil, &admin); err != nil {
+		return err
+	}
+	return s.recordAuth(ctx, q, "auth.setup", actor, admin.ID, admin.Email, nil)
 }
 
 // SDKKeyPrincipal returns the principal of the SDK key id, bound to envID,

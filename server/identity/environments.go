@@ -78,7 +78,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, p *auth.Principal, proj
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("create environment: %w", store.AdaptError(err))
 		}
-		return env, nil
+		return env, s.recordEnvironment(ctx, q, "environment.created", nil, &env)
 	})
 }
 
@@ -95,16 +95,17 @@ func (s *Service) UpdateEnvironment(ctx context.Context, p *auth.Principal, proj
 			}
 			patch.Name = &name
 		}
+		before, err := lockEnvironment(ctx, q, projectID, envID)
+		if err != nil {
+			return db.Environment{}, err
+		}
 		env, err := q.UpdateEnvironment(ctx, db.UpdateEnvironmentParams{
 			ID: envID, ProjectID: projectID, Name: patch.Name, Color: patch.Color,
 		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return db.Environment{}, errEnvironmentNotFound
-		}
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("update environment: %w", store.AdaptError(err))
 		}
-		return env, nil
+		return env, s.recordEnvironment(ctx, q, "environment.updated", &before, &env)
 	})
 }
 
@@ -123,7 +124,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, proj
 			return err
 		}
 		// Read under the lock: the default may just have moved.
-		env, err := getEnvironment(ctx, q, projectID, envID)
+		env, err := lockEnvironment(ctx, q, projectID, envID)
 		if err != nil {
 			return err
 		}
@@ -149,7 +150,8 @@ func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, proj
 		if err := q.DeleteEnvironment(ctx, db.DeleteEnvironmentParams{ID: envID, ProjectID: projectID}); err != nil {
 			return fmt.Errorf("delete environment: %w", store.AdaptError(err))
 		}
-		return nil
+		// Its SDK keys go with it: this entry is theirs too.
+		return s.recordEnvironment(ctx, q, "environment.deleted", &env, nil)
 	})
 }
 
@@ -164,19 +166,28 @@ func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, 
 		if err := lockProject(ctx, q, projectID); err != nil {
 			return db.Environment{}, err
 		}
-		env, err := getEnvironment(ctx, q, projectID, envID)
-		if err != nil || env.IsDefault {
-			return env, err
+		before, err := lockEnvironment(ctx, q, projectID, envID)
+		if err != nil || before.IsDefault {
+			return before, err
 		}
 		// Clear first: the partial unique index allows one default at a time.
-		if err := q.ClearDefaultEnvironment(ctx, projectID); err != nil {
+		// The previous default changes too, and is an entry of its own.
+		cleared, err := q.ClearDefaultEnvironment(ctx, projectID)
+		if err != nil {
 			return db.Environment{}, fmt.Errorf("clear default environment: %w", store.AdaptError(err))
 		}
-		env, err = q.SetDefaultEnvironment(ctx, db.SetDefaultEnvironmentParams{ID: envID, ProjectID: projectID})
+		for _, after := range cleared {
+			was := after
+			was.IsDefault = true
+			if err := s.recordEnvironment(ctx, q, "environment.updated", &was, &after); err != nil {
+				return db.Environment{}, err
+			}
+		}
+		env, err := q.SetDefaultEnvironment(ctx, db.SetDefaultEnvironmentParams{ID: envID, ProjectID: projectID})
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("set default environment: %w", store.AdaptError(err))
 		}
-		return env, nil
+		return env, s.recordEnvironment(ctx, q, "environment.updated", &before, &env)
 	})
 }
 
@@ -187,16 +198,17 @@ func (s *Service) SetRequireApproval(ctx context.Context, p *auth.Principal, pro
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return db.Environment{}, err
 		}
+		before, err := lockEnvironment(ctx, q, projectID, envID)
+		if err != nil {
+			return db.Environment{}, err
+		}
 		env, err := q.SetEnvironmentRequireApproval(ctx, db.SetEnvironmentRequireApprovalParams{
 			ID: envID, ProjectID: projectID, RequireApproval: require,
 		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return db.Environment{}, errEnvironmentNotFound
-		}
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("set require approval: %w", store.AdaptError(err))
 		}
-		return env, nil
+		return env, s.recordEnvironment(ctx, q, "environment.updated", &before, &env)
 	})
 }
 
@@ -227,10 +239,11 @@ func (s *Service) StreamEnvironments(ctx context.Context, p *auth.Principal, wan
 	return ids, nil
 }
 
-// getEnvironment reads an environment of a project; one of another project
-// is not found.
-func getEnvironment(ctx context.Context, q *db.Queries, projectID, envID uuid.UUID) (db.Environment, error) {
-	env, err := q.GetEnvironmentInProject(ctx, db.GetEnvironmentInProjectParams{ID: envID, ProjectID: projectID})
+// lockEnvironment reads an environment of a project and locks its row until
+// the transaction ends, so that what a change records as before is what it
+// replaced; one of another project is not found.
+func lockEnvironment(ctx context.Context, q *db.Queries, projectID, envID uuid.UUID) (db.Environment, error) {
+	env, err := q.LockEnvironmentInProject(ctx, db.LockEnvironmentInProjectParams{ID: envID, ProjectID: projectID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Environment{}, errEnvironmentNotFound
 	}

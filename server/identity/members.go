@@ -48,7 +48,11 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uu
 		if err := q.AddMember(ctx, db.AddMemberParams{ProjectID: projectID, UserID: userID, Role: role}); err != nil {
 			return db.ListMembersRow{}, fmt.Errorf("add member: %w", store.AdaptError(err))
 		}
-		return getMember(ctx, q, projectID, userID)
+		m, err := lockMember(ctx, q, projectID, userID)
+		if err != nil {
+			return m, err
+		}
+		return m, s.recordMember(ctx, q, "member.created", projectID, nil, &m)
 	})
 }
 
@@ -62,14 +66,16 @@ func (s *Service) UpdateMember(ctx context.Context, p *auth.Principal, projectID
 		if err := validateRole(role); err != nil {
 			return db.ListMembersRow{}, err
 		}
-		n, err := q.UpdateMemberRole(ctx, db.UpdateMemberRoleParams{ProjectID: projectID, UserID: userID, Role: role})
+		before, err := lockMember(ctx, q, projectID, userID)
 		if err != nil {
+			return db.ListMembersRow{}, err
+		}
+		if _, err := q.UpdateMemberRole(ctx, db.UpdateMemberRoleParams{ProjectID: projectID, UserID: userID, Role: role}); err != nil {
 			return db.ListMembersRow{}, fmt.Errorf("update member: %w", store.AdaptError(err))
 		}
-		if n == 0 {
-			return db.ListMembersRow{}, errMemberNotFound
-		}
-		return getMember(ctx, q, projectID, userID)
+		after := before
+		after.Role = role
+		return after, s.recordMember(ctx, q, "member.role_changed", projectID, &before, &after)
 	})
 }
 
@@ -79,24 +85,26 @@ func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, projectID
 		if _, err := access.Project(ctx, q, p, projectID, access.Admin); err != nil {
 			return err
 		}
-		n, err := q.RemoveMember(ctx, db.RemoveMemberParams{ProjectID: projectID, UserID: userID})
+		before, err := lockMember(ctx, q, projectID, userID)
 		if err != nil {
+			return err
+		}
+		if _, err := q.RemoveMember(ctx, db.RemoveMemberParams{ProjectID: projectID, UserID: userID}); err != nil {
 			return fmt.Errorf("remove member: %w", store.AdaptError(err))
 		}
-		if n == 0 {
-			return errMemberNotFound
-		}
-		return nil
+		return s.recordMember(ctx, q, "member.deleted", projectID, &before, nil)
 	})
 }
 
-func getMember(ctx context.Context, q *db.Queries, projectID uuid.UUID, userID int64) (db.ListMembersRow, error) {
-	m, err := q.GetMember(ctx, db.GetMemberParams{ProjectID: projectID, UserID: userID})
+// lockMember reads a membership and locks it until the transaction ends, so
+// that what a change records as before is what it replaced.
+func lockMember(ctx context.Context, q *db.Queries, projectID uuid.UUID, userID int64) (db.ListMembersRow, error) {
+	m, err := q.LockMember(ctx, db.LockMemberParams{ProjectID: projectID, UserID: userID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.ListMembersRow{}, errMemberNotFound
 	}
 	if err != nil {
-		return db.ListMembersRow{}, fmt.Errorf("get member: %w", store.AdaptError(err))
+		return db.ListMembersRow{}, fmt.Errorf("lock member: %w", store.AdaptError(err))
 	}
 	return db.ListMembersRow(m), nil
 }

@@ -151,14 +151,11 @@ func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name str
 		return ProjectDetail{}, err
 	}
 	return txV(ctx, s, func(q *db.Queries) (ProjectDetail, error) {
-		created, err := createProject(ctx, q, name, slug)
+		created, err := s.createProject(ctx, q, name, slug)
 		if err != nil {
 			return ProjectDetail{}, err
 		}
-		out, err := projectDetail(ctx, q, created.Project.ID)
-		if err != nil {
-			return ProjectDetail{}, err
-		}
+		out := created.Detail
 		out.SDKKey = &NewSDKKey{Key: created.SDKKey, EnvironmentName: created.Environments[0].Name, Full: created.FullKey}
 		return out, nil
 	})
@@ -175,14 +172,21 @@ func (s *Service) RenameProject(ctx context.Context, p *auth.Principal, id uuid.
 		return ProjectDetail{}, err
 	}
 	return txV(ctx, s, func(q *db.Queries) (ProjectDetail, error) {
-		_, err := q.RenameProject(ctx, db.RenameProjectParams{ID: id, Name: name, Slug: slug})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ProjectDetail{}, errProjectNotFound
+		if err := lockProject(ctx, q, id); err != nil {
+			return ProjectDetail{}, err
 		}
+		before, err := projectDetail(ctx, q, id)
 		if err != nil {
+			return ProjectDetail{}, err
+		}
+		if _, err := q.RenameProject(ctx, db.RenameProjectParams{ID: id, Name: name, Slug: slug}); err != nil {
 			return ProjectDetail{}, fmt.Errorf("rename project: %w", store.AdaptError(err))
 		}
-		return projectDetail(ctx, q, id)
+		after, err := projectDetail(ctx, q, id)
+		if err != nil {
+			return ProjectDetail{}, err
+		}
+		return after, s.recordProject(ctx, q, "project.updated", &before, &after)
 	})
 }
 
@@ -198,10 +202,9 @@ func (s *Service) DeleteProject(ctx context.Context, p *auth.Principal, id uuid.
 		if err := q.LockWorkspace(ctx); err != nil {
 			return fmt.Errorf("lock workspace: %w", store.AdaptError(err))
 		}
-		if _, err := q.GetProject(ctx, id); errors.Is(err, pgx.ErrNoRows) {
-			return errProjectNotFound
-		} else if err != nil {
-			return fmt.Errorf("get project: %w", store.AdaptError(err))
+		before, err := projectDetail(ctx, q, id)
+		if err != nil {
+			return err
 		}
 		n, err := q.CountProjects(ctx)
 		if err != nil {
@@ -213,6 +216,7 @@ func (s *Service) DeleteProject(ctx context.Context, p *auth.Principal, id uuid.
 		if _, err := q.DeleteProject(ctx, id); err != nil {
 			return fmt.Errorf("delete project: %w", store.AdaptError(err))
 		}
-		return nil
+		// Its environments and SDK keys go with it: this entry is theirs too.
+		return s.recordProject(ctx, q, "project.deleted", &before, nil)
 	})
 }

@@ -94,6 +94,10 @@ func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID
 		if err != nil {
 			return NewSDKKey{}, fmt.Errorf("create SDK key: %w", store.AdaptError(err))
 		}
+		listed := sdkKeyListing(key, env.Name)
+		if err := s.recordSDKKey(ctx, q, "sdk_key.created", projectID, nil, &listed); err != nil {
+			return NewSDKKey{}, err
+		}
 		return NewSDKKey{Key: key, EnvironmentName: env.Name, Full: full}, nil
 	})
 }
@@ -130,7 +134,9 @@ func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID
 		if err := q.DeleteSDKKey(ctx, db.DeleteSDKKeyParams{ID: id, ProjectID: projectID}); err != nil {
 			return fmt.Errorf("delete SDK key: %w", store.AdaptError(err))
 		}
-		return nil
+		listed := sdkKeyState(key)
+		listed.CreatedAt = listed.CreatedAt.UTC()
+		return s.recordSDKKey(ctx, q, "sdk_key.revoked", projectID, &listed, nil)
 	})
 }
 

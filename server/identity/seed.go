@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -39,10 +40,13 @@ type SeedConfig struct {
 // AdminPassword are set and no user exists, it creates a workspace admin with
 // those credentials.
 //
-// Seed runs at every start and changes nothing once both steps are done. A
+// Every entity it creates is an entry of the audit trail by the system actor
+// "first boot". Seed runs at every start and changes nothing once both steps
+// are done. A
 // transaction-scoped advisory lock serialises instances that start together,
 // so exactly one of them seeds.
 func (s *Service) Seed(ctx context.Context, cfg SeedConfig) error {
+	ctx = audit.WithActor(ctx, firstBoot)
 	if err := s.seedWorkspace(ctx, cfg.WorkspaceName); err != nil {
 		return fmt.Errorf("seed workspace: %w", err)
 	}
@@ -71,7 +75,10 @@ func (s *Service) seedWorkspace(ctx context.Context, name string) error {
 		if _, err := q.CreateWorkspace(ctx, name); err != nil {
 			return nil, fmt.Errorf("create workspace: %w", err)
 		}
-		p, err := createProject(ctx, q, "Default", "default")
+		if err := s.recordWorkspace(ctx, q, "workspace.created", nil, &workspaceState{WorkspaceName: name}); err != nil {
+			return nil, err
+		}
+		p, err := s.createProject(ctx, q, "Default", "default")
 		if err != nil {
 			return nil, err
 		}
@@ -119,12 +126,14 @@ func (s *Service) seedAdmin(ctx context.Context, cfg SeedConfig) error {
 		if n, err := q.CountUsers(ctx); err != nil || n > 0 {
 			return false, err
 		}
-		if _, err := q.CreateUser(ctx, db.CreateUserParams{
+		u, err := q.CreateUser(ctx, db.CreateUserParams{
 			Name: name, Email: email, PasswordHash: hash, Role: "admin",
-		}); err != nil {
+		})
+		if err != nil {
 			return false, fmt.Errorf("create user: %w", store.AdaptError(err))
 		}
-		return true, nil
+		created := db.ListUsersRow(u)
+		return true, s.recordUser(ctx, q, "user.created", nil, &created)
 	})
 	if err != nil {
 		return err
@@ -147,6 +156,7 @@ func validatePassword(pw string) error {
 // newProject is what createProject made.
 type newProject struct {
 	Project      db.Project
+	Detail       ProjectDetail    // the project as the API shows it, without its key
 	Environments []db.Environment // Production, Staging, Development
 	SDKKey       db.SDKKey        // bound to Production
 	FullKey      string           // the key's full value, to be shown once
@@ -156,8 +166,9 @@ type newProject struct {
 // project starts with (docs/reference/identity.md, Projects and environments):
 // Production (red), Staging (amber) and Development (green, the default), and
 // one SDK key bound to Production. First boot and POST /api/projects both use
-// it.
-func createProject(ctx context.Context, q *db.Queries, name, slug string) (newProject, error) {
+// it. It records project.created, environment.created for each environment
+// and sdk_key.created, in that order.
+func (s *Service) createProject(ctx context.Context, q *db.Queries, name, slug string) (newProject, error) {
 	var out newProject
 	var err error
 	out.Project, err = q.CreateProject(ctx, db.CreateProjectParams{Name: name, Slug: slug})
@@ -192,5 +203,17 @@ func createProject(ctx context.Context, q *db.Queries, name, slug string) (newPr
 		return out, fmt.Errorf("create SDK key: %w", store.AdaptError(err))
 	}
 	out.FullKey = full
-	return out, nil
+	if out.Detail, err = projectDetail(ctx, q, out.Project.ID); err != nil {
+		return out, err
+	}
+	if err := s.recordProject(ctx, q, "project.created", nil, &out.Detail); err != nil {
+		return out, err
+	}
+	for i := range out.Environments {
+		if err := s.recordEnvironment(ctx, q, "environment.created", nil, &out.Environments[i]); err != nil {
+			return out, err
+		}
+	}
+	key := sdkKeyListing(out.SDKKey, out.Environments[0].Name)
+	return out, s.recordSDKKey(ctx, q, "sdk_key.created", out.Project.ID, nil, &key)
 }

@@ -2,9 +2,12 @@ package identity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
@@ -86,11 +89,17 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in TokenIn
 	if err != nil {
 		return NewToken{}, err
 	}
-	tok, err := db.New(s.pool).CreateToken(ctx, db.CreateTokenParams{
-		UserID: p.UserID, Name: name, TokenHash: hash, Prefix: prefix, Scope: in.Scope, ExpiresAt: expires,
+	tok, err := txV(ctx, s, func(q *db.Queries) (db.PersonalAccessToken, error) {
+		tok, err := q.CreateToken(ctx, db.CreateTokenParams{
+			UserID: p.UserID, Name: name, TokenHash: hash, Prefix: prefix, Scope: in.Scope, ExpiresAt: expires,
+		})
+		if err != nil {
+			return tok, fmt.Errorf("create token: %w", store.AdaptError(err))
+		}
+		return tok, s.recordToken(ctx, q, "token.created", nil, &tok)
 	})
 	if err != nil {
-		return NewToken{}, fmt.Errorf("create token: %w", store.AdaptError(err))
+		return NewToken{}, err
 	}
 	return NewToken{Token: tok, Full: full}, nil
 }
@@ -104,14 +113,14 @@ func (s *Service) DeleteToken(ctx context.Context, p *auth.Principal, id int64) 
 	if p.ReadOnly {
 		return access.ErrReadOnly
 	}
-	n, err := txV(ctx, s, func(q *db.Queries) (int64, error) {
-		return q.DeleteToken(ctx, db.DeleteTokenParams{ID: id, UserID: p.UserID})
+	return s.tx(ctx, func(q *db.Queries) error {
+		tok, err := q.DeleteToken(ctx, db.DeleteTokenParams{ID: id, UserID: p.UserID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errTokenNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("delete token: %w", store.AdaptError(err))
+		}
+		return s.recordToken(ctx, q, "token.revoked", &tok, nil)
 	})
-	if err != nil {
-		return fmt.Errorf("delete token: %w", store.AdaptError(err))
-	}
-	if n == 0 {
-		return errTokenNotFound
-	}
-	return nil
 }

@@ -79,12 +79,15 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInpu
 	if err != nil {
 		return db.ListUsersRow{}, err
 	}
-	u, err := db.New(s.pool).CreateUser(ctx, db.CreateUserParams{Name: name, Email: email, PasswordHash: hash, Role: in.Role})
-	if err != nil {
-		// users_email_key (on lower(email)) becomes Conflict "email already in use".
-		return db.ListUsersRow{}, fmt.Errorf("create user: %w", store.AdaptError(err))
-	}
-	return db.ListUsersRow(u), nil
+	return txV(ctx, s, func(q *db.Queries) (db.ListUsersRow, error) {
+		u, err := q.CreateUser(ctx, db.CreateUserParams{Name: name, Email: email, PasswordHash: hash, Role: in.Role})
+		if err != nil {
+			// users_email_key (on lower(email)) becomes Conflict "email already in use".
+			return db.ListUsersRow{}, fmt.Errorf("create user: %w", store.AdaptError(err))
+		}
+		created := db.ListUsersRow(u)
+		return created, s.recordUser(ctx, q, "user.created", nil, &created)
+	})
 }
 
 // UpdateUser changes a user's name, workspace role or whether they are
@@ -143,9 +146,13 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 				return db.ListUsersRow{}, err
 			}
 		}
-		updated, err := q.UpdateUser(ctx, db.UpdateUserParams{ID: id, Name: patch.Name, Role: patch.Role, Active: patch.Active})
+		row, err := q.UpdateUser(ctx, db.UpdateUserParams{ID: id, Name: patch.Name, Role: patch.Role, Active: patch.Active})
 		if err != nil {
 			return db.ListUsersRow{}, fmt.Errorf("update user: %w", store.AdaptError(err))
+		}
+		before, updated := db.ListUsersRow(u), db.ListUsersRow(row)
+		if err := s.recordUser(ctx, q, userAction(before, updated), &before, &updated); err != nil {
+			return db.ListUsersRow{}, err
 		}
 		if deactivates {
 			if err := q.DeleteSessionsByUser(ctx, id); err != nil {
@@ -165,8 +172,20 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 			}
 			return db.ListUsersRow(now), nil
 		}
-		return db.ListUsersRow(updated), nil
+		return updated, nil
 	})
+}
+
+// userAction is the audit action of a change of a user: deactivated or
+// reactivated when it changes whether they are active, else updated.
+func userAction(before, after db.ListUsersRow) string {
+	switch {
+	case before.Active && !after.Active:
+		return "user.deactivated"
+	case !before.Active && after.Active:
+		return "user.reactivated"
+	}
+	return "user.updated"
 }
 
 // DeleteUser deletes a user and, by cascade, their sessions, tokens and project
@@ -197,7 +216,10 @@ func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) e
 		if err := q.DeleteUser(ctx, id); err != nil {
 			return fmt.Errorf("delete user: %w", store.AdaptError(err))
 		}
-		return nil
+		// Their sessions, tokens and memberships go with them: this entry
+		// is theirs too.
+		before := db.ListUsersRow(u)
+		return s.recordUser(ctx, q, "user.deleted", &before, nil)
 	})
 }
 
