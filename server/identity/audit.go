@@ -172,20 +172,24 @@ func same[T any](v T) T { return v }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 
+// recorder writes identity's entries of the workspace audit trail, each in
+// the caller's transaction (docs/audit.md).
+type recorder struct{ trail *audit.Trail }
+
 // recordProject records a change of a project (before or after nil for
 // none).
-func (s *Service) recordProject(ctx context.Context, q *db.Queries, action string, before, after *ProjectDetail) error {
+func (r recorder) recordProject(ctx context.Context, q *db.Queries, action string, before, after *ProjectDetail) error {
 	p := cmp.Or(after, before)
 	c := audit.Change{
 		Action:    action,
 		Resource:  audit.Resource{Type: audit.Project, ID: p.ID.String(), Key: audit.Str(p.Slug), Name: audit.Str(p.Name)},
 		ProjectID: audit.ID(p.ID),
 	}
-	return s.trail.Record(ctx, q, withStates(c, before, after, projectView))
+	return r.trail.Record(ctx, q, withStates(c, before, after, projectView))
 }
 
 // recordEnvironment records a change of an environment's settings.
-func (s *Service) recordEnvironment(ctx context.Context, q *db.Queries, action string, before, after *db.Environment) error {
+func (r recorder) recordEnvironment(ctx context.Context, q *db.Queries, action string, before, after *db.Environment) error {
 	e := cmp.Or(after, before)
 	c := audit.Change{
 		Action:        action,
@@ -193,12 +197,12 @@ func (s *Service) recordEnvironment(ctx context.Context, q *db.Queries, action s
 		ProjectID:     audit.ID(e.ProjectID),
 		EnvironmentID: audit.ID(e.ID),
 	}
-	return s.trail.Record(ctx, q, withStates(c, before, after, environmentView))
+	return r.trail.Record(ctx, q, withStates(c, before, after, environmentView))
 }
 
 // recordSDKKey records an SDK key created (after) or revoked (before) in
 // project.
-func (s *Service) recordSDKKey(ctx context.Context, q *db.Queries, action string, project uuid.UUID, before, after *sdkKeyState) error {
+func (r recorder) recordSDKKey(ctx context.Context, q *db.Queries, action string, project uuid.UUID, before, after *sdkKeyState) error {
 	k := cmp.Or(after, before)
 	c := audit.Change{
 		Action:        action,
@@ -206,52 +210,52 @@ func (s *Service) recordSDKKey(ctx context.Context, q *db.Queries, action string
 		ProjectID:     audit.ID(project),
 		EnvironmentID: audit.ID(k.EnvironmentID),
 	}
-	return s.trail.Record(ctx, q, withStates(c, before, after, same[sdkKeyState]))
+	return r.trail.Record(ctx, q, withStates(c, before, after, same[sdkKeyState]))
 }
 
 // recordMember records a change of a membership of project; the resource's
 // id is the user's.
-func (s *Service) recordMember(ctx context.Context, q *db.Queries, action string, project uuid.UUID, before, after *db.ListMembersRow) error {
+func (r recorder) recordMember(ctx context.Context, q *db.Queries, action string, project uuid.UUID, before, after *db.ListMembersRow) error {
 	m := cmp.Or(after, before)
 	c := audit.Change{
 		Action:    action,
 		Resource:  audit.Resource{Type: audit.Member, ID: itoa(m.UserID), Name: audit.Str(m.Name)},
 		ProjectID: audit.ID(project),
 	}
-	return s.trail.Record(ctx, q, withStates(c, before, after, memberView))
+	return r.trail.Record(ctx, q, withStates(c, before, after, memberView))
 }
 
 // recordUser records a change of a workspace user.
-func (s *Service) recordUser(ctx context.Context, q *db.Queries, action string, before, after *db.ListUsersRow) error {
+func (r recorder) recordUser(ctx context.Context, q *db.Queries, action string, before, after *db.ListUsersRow) error {
 	u := cmp.Or(after, before)
 	c := audit.Change{Action: action, Resource: audit.Resource{Type: audit.User, ID: itoa(u.ID), Name: audit.Str(u.Name)}}
-	return s.trail.Record(ctx, q, withStates(c, before, after, userView))
+	return r.trail.Record(ctx, q, withStates(c, before, after, userView))
 }
 
 // recordToken records a personal access token created (after) or revoked
 // (before).
-func (s *Service) recordToken(ctx context.Context, q *db.Queries, action string, before, after *db.PersonalAccessToken) error {
+func (r recorder) recordToken(ctx context.Context, q *db.Queries, action string, before, after *db.PersonalAccessToken) error {
 	t := cmp.Or(after, before)
 	c := audit.Change{Action: action, Resource: audit.Resource{Type: audit.Token, ID: itoa(t.ID), Name: audit.Str(t.Name)}}
-	return s.trail.Record(ctx, q, withStates(c, before, after, tokenView))
+	return r.trail.Record(ctx, q, withStates(c, before, after, tokenView))
 }
 
 // recordWorkspace records a change of the workspace.
-func (s *Service) recordWorkspace(ctx context.Context, q *db.Queries, action string, before, after *workspaceState) error {
+func (r recorder) recordWorkspace(ctx context.Context, q *db.Queries, action string, before, after *workspaceState) error {
 	w := cmp.Or(after, before)
 	c := audit.Change{Action: action, Resource: audit.Resource{Type: audit.Workspace, ID: "workspace", Name: audit.Str(w.WorkspaceName)}}
-	return s.trail.Record(ctx, q, withStates(c, before, after, same[workspaceState]))
+	return r.trail.Record(ctx, q, withStates(c, before, after, same[workspaceState]))
 }
 
 // recordAuth records a security event (auth.login, auth.login_failed,
 // auth.locked, auth.setup) by actor; its resource is the user when known,
 // else the address tried.
-func (s *Service) recordAuth(ctx context.Context, q *db.Queries, action string, actor audit.Actor, userID int64, email string, after any) error {
+func (r recorder) recordAuth(ctx context.Context, q *db.Queries, action string, actor audit.Actor, userID int64, email string, after any) error {
 	id := email
 	if userID != 0 {
 		id = itoa(userID)
 	}
-	return s.trail.Record(ctx, q, audit.Change{Action: action, Resource: audit.Resource{Type: audit.Auth, ID: id}, Actor: &actor, After: after})
+	return r.trail.Record(ctx, q, audit.Change{Action: action, Resource: audit.Resource{Type: audit.Auth, ID: id}, Actor: &actor, After: after})
 }
 
 // userActor names a user as the actor of their own sign-in or setup.

@@ -183,7 +183,7 @@ type loginOutcome struct {
 func (o loginOutcome) record(ctx context.Context, s *Service, q *db.Queries, addr string) error {
 	if o.session != nil {
 		u := o.session.User
-		return s.recordAuth(ctx, q, "auth.login", userActor(u.ID, u.Email), u.ID, addr, map[string]any{"method": "password"})
+		return s.rec.recordAuth(ctx, q, "auth.login", userActor(u.ID, u.Email), u.ID, addr, map[string]any{"method": "password"})
 	}
 	failure := map[string]any{"method": "password", "error": "invalid_credentials", "attempts_remaining": o.remaining}
 	switch {
@@ -195,11 +195,11 @@ func (o loginOutcome) record(ctx context.Context, s *Service, q *db.Queries, add
 		failure = map[string]any{"method": "password", "error": "sso_required"}
 	}
 	anonymous := audit.Actor{Kind: audit.ActorAnonymous, Email: audit.Str(addr)}
-	if err := s.recordAuth(ctx, q, "auth.login_failed", anonymous, o.userID, addr, failure); err != nil || o.lockedUntil == nil {
+	if err := s.rec.recordAuth(ctx, q, "auth.login_failed", anonymous, o.userID, addr, failure); err != nil || o.lockedUntil == nil {
 		return err
 	}
 	locked := map[string]any{"method": "password", "failures": maxLoginFailures, "locked_until": o.lockedUntil.UTC()}
-	return s.recordAuth(ctx, q, "auth.locked", anonymous, o.userID, addr, locked)
+	return s.rec.recordAuth(ctx, q, "auth.locked", anonymous, o.userID, addr, locked)
 }
 
 // Login checks an email and password under the lockout rules and, on
@@ -413,7 +413,7 @@ func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 		if err != nil {
 			return Session{}, store.AdaptError(err)
 		}
-		if err := s.recordSetup(ctx, q, db.ListUsersRow(u), ws.Name, renamed); err != nil {
+		if err := s.rec.recordSetup(ctx, q, db.ListUsersRow(u), ws.Name, renamed); err != nil {
 			return Session{}, err
 		}
 		sess, err := s.startSession(ctx, q, u.ID, now)
@@ -429,20 +429,20 @@ func (s *Service) Setup(ctx context.Context, in SetupInput) (Session, error) {
 // recordSetup records what the setup wizard did, by the admin it created:
 // the workspace renamed (when a name was given), the admin created, and
 // auth.setup.
-func (s *Service) recordSetup(ctx context.Context, q *db.Queries, admin db.ListUsersRow, workspace, renamed string) error {
+func (r recorder) recordSetup(ctx context.Context, q *db.Queries, admin db.ListUsersRow, workspace, renamed string) error {
 	actor := userActor(admin.ID, admin.Email)
 	ctx = audit.WithActor(ctx, actor)
 	if renamed != "" {
 		before := workspaceState{WorkspaceName: workspace}
 		after := workspaceState{WorkspaceName: renamed, IsSetupComplete: true}
-		if err := s.recordWorkspace(ctx, q, "workspace.updated", &before, &after); err != nil {
+		if err := r.recordWorkspace(ctx, q, "workspace.updated", &before, &after); err != nil {
 			return err
 		}
 	}
-	if err := s.recordUser(ctx, q, "user.created", nil, &admin); err != nil {
+	if err := r.recordUser(ctx, q, "user.created", nil, &admin); err != nil {
 		return err
 	}
-	return s.recordAuth(ctx, q, "auth.setup", actor, admin.ID, admin.Email, nil)
+	return r.recordAuth(ctx, q, "auth.setup", actor, admin.ID, admin.Email, nil)
 }
 
 // SDKKeyPrincipal returns the principal of the SDK key id, bound to envID,

@@ -78,7 +78,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, p *auth.Principal, proj
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("create environment: %w", store.AdaptError(err))
 		}
-		return env, s.recordEnvironment(ctx, q, "environment.created", nil, &env)
+		return env, s.rec.recordEnvironment(ctx, q, "environment.created", nil, &env)
 	})
 }
 
@@ -105,7 +105,7 @@ func (s *Service) UpdateEnvironment(ctx context.Context, p *auth.Principal, proj
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("update environment: %w", store.AdaptError(err))
 		}
-		return env, s.recordEnvironment(ctx, q, "environment.updated", &before, &env)
+		return env, s.rec.recordEnvironment(ctx, q, "environment.updated", &before, &env)
 	})
 }
 
@@ -151,7 +151,7 @@ func (s *Service) DeleteEnvironment(ctx context.Context, p *auth.Principal, proj
 			return fmt.Errorf("delete environment: %w", store.AdaptError(err))
 		}
 		// Its SDK keys go with it: this entry is theirs too.
-		return s.recordEnvironment(ctx, q, "environment.deleted", &env, nil)
+		return s.rec.recordEnvironment(ctx, q, "environment.deleted", &env, nil)
 	})
 }
 
@@ -179,7 +179,7 @@ func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, 
 		for _, after := range cleared {
 			was := after
 			was.IsDefault = true
-			if err := s.recordEnvironment(ctx, q, "environment.updated", &was, &after); err != nil {
+			if err := s.rec.recordEnvironment(ctx, q, "environment.updated", &was, &after); err != nil {
 				return db.Environment{}, err
 			}
 		}
@@ -187,7 +187,7 @@ func (s *Service) SetDefaultEnvironment(ctx context.Context, p *auth.Principal, 
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("set default environment: %w", store.AdaptError(err))
 		}
-		return env, s.recordEnvironment(ctx, q, "environment.updated", &before, &env)
+		return env, s.rec.recordEnvironment(ctx, q, "environment.updated", &before, &env)
 	})
 }
 
@@ -208,7 +208,7 @@ func (s *Service) SetRequireApproval(ctx context.Context, p *auth.Principal, pro
 		if err != nil {
 			return db.Environment{}, fmt.Errorf("set require approval: %w", store.AdaptError(err))
 		}
-		return env, s.recordEnvironment(ctx, q, "environment.updated", &before, &env)
+		return env, s.rec.recordEnvironment(ctx, q, "environment.updated", &before, &env)
 	})
 }
 

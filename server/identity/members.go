@@ -52,7 +52,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, projectID uu
 		if err != nil {
 			return m, err
 		}
-		return m, s.recordMember(ctx, q, "member.created", projectID, nil, &m)
+		return m, s.rec.recordMember(ctx, q, "member.created", projectID, nil, &m)
 	})
 }
 
@@ -75,7 +75,7 @@ func (s *Service) UpdateMember(ctx context.Context, p *auth.Principal, projectID
 		}
 		after := before
 		after.Role = role
-		return after, s.recordMember(ctx, q, "member.role_changed", projectID, &before, &after)
+		return after, s.rec.recordMember(ctx, q, "member.role_changed", projectID, &before, &after)
 	})
 }
 
@@ -92,7 +92,7 @@ func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, projectID
 		if _, err := q.RemoveMember(ctx, db.RemoveMemberParams{ProjectID: projectID, UserID: userID}); err != nil {
 			return fmt.Errorf("remove member: %w", store.AdaptError(err))
 		}
-		return s.recordMember(ctx, q, "member.deleted", projectID, &before, nil)
+		return s.rec.recordMember(ctx, q, "member.deleted", projectID, &before, nil)
 	})
 }
 

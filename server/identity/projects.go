@@ -151,7 +151,7 @@ func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name str
 		return ProjectDetail{}, err
 	}
 	return txV(ctx, s, func(q *db.Queries) (ProjectDetail, error) {
-		created, err := s.createProject(ctx, q, name, slug)
+		created, err := createProject(ctx, q, s.rec, name, slug)
 		if err != nil {
 			return ProjectDetail{}, err
 		}
@@ -186,7 +186,7 @@ func (s *Service) RenameProject(ctx context.Context, p *auth.Principal, id uuid.
 		if err != nil {
 			return ProjectDetail{}, err
 		}
-		return after, s.recordProject(ctx, q, "project.updated", &before, &after)
+		return after, s.rec.recordProject(ctx, q, "project.updated", &before, &after)
 	})
 }
 
@@ -217,6 +217,6 @@ func (s *Service) DeleteProject(ctx context.Context, p *auth.Principal, id uuid.
 			return fmt.Errorf("delete project: %w", store.AdaptError(err))
 		}
 		// Its environments and SDK keys go with it: this entry is theirs too.
-		return s.recordProject(ctx, q, "project.deleted", &before, nil)
+		return s.rec.recordProject(ctx, q, "project.deleted", &before, nil)
 	})
 }

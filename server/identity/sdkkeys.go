@@ -95,7 +95,7 @@ func (s *Service) CreateSDKKey(ctx context.Context, p *auth.Principal, projectID
 			return NewSDKKey{}, fmt.Errorf("create SDK key: %w", store.AdaptError(err))
 		}
 		listed := sdkKeyListing(key, env.Name)
-		if err := s.recordSDKKey(ctx, q, "sdk_key.created", projectID, nil, &listed); err != nil {
+		if err := s.rec.recordSDKKey(ctx, q, "sdk_key.created", projectID, nil, &listed); err != nil {
 			return NewSDKKey{}, err
 		}
 		return NewSDKKey{Key: key, EnvironmentName: env.Name, Full: full}, nil
@@ -136,7 +136,7 @@ func (s *Service) RevokeSDKKey(ctx context.Context, p *auth.Principal, projectID
 		}
 		listed := sdkKeyState(key)
 		listed.CreatedAt = listed.CreatedAt.UTC()
-		return s.recordSDKKey(ctx, q, "sdk_key.revoked", projectID, &listed, nil)
+		return s.rec.recordSDKKey(ctx, q, "sdk_key.revoked", projectID, &listed, nil)
 	})
 }
 

@@ -75,10 +75,10 @@ func (s *Service) seedWorkspace(ctx context.Context, name string) error {
 		if _, err := q.CreateWorkspace(ctx, name); err != nil {
 			return nil, fmt.Errorf("create workspace: %w", err)
 		}
-		if err := s.recordWorkspace(ctx, q, "workspace.created", nil, &workspaceState{WorkspaceName: name}); err != nil {
+		if err := s.rec.recordWorkspace(ctx, q, "workspace.created", nil, &workspaceState{WorkspaceName: name}); err != nil {
 			return nil, err
 		}
-		p, err := s.createProject(ctx, q, "Default", "default")
+		p, err := createProject(ctx, q, s.rec, "Default", "default")
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (s *Service) seedAdmin(ctx context.Context, cfg SeedConfig) error {
 			return false, fmt.Errorf("create user: %w", store.AdaptError(err))
 		}
 		created := db.ListUsersRow(u)
-		return true, s.recordUser(ctx, q, "user.created", nil, &created)
+		return true, s.rec.recordUser(ctx, q, "user.created", nil, &created)
 	})
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ type newProject struct {
 // one SDK key bound to Production. First boot and POST /api/projects both use
 // it. It records project.created, environment.created for each environment
 // and sdk_key.created, in that order.
-func (s *Service) createProject(ctx context.Context, q *db.Queries, name, slug string) (newProject, error) {
+func createProject(ctx context.Context, q *db.Queries, rec recorder, name, slug string) (newProject, error) {
 	var out newProject
 	var err error
 	out.Project, err = q.CreateProject(ctx, db.CreateProjectParams{Name: name, Slug: slug})
@@ -206,14 +206,14 @@ func (s *Service) createProject(ctx context.Context, q *db.Queries, name, slug s
 	if out.Detail, err = projectDetail(ctx, q, out.Project.ID); err != nil {
 		return out, err
 	}
-	if err := s.recordProject(ctx, q, "project.created", nil, &out.Detail); err != nil {
+	if err := rec.recordProject(ctx, q, "project.created", nil, &out.Detail); err != nil {
 		return out, err
 	}
 	for i := range out.Environments {
-		if err := s.recordEnvironment(ctx, q, "environment.created", nil, &out.Environments[i]); err != nil {
+		if err := rec.recordEnvironment(ctx, q, "environment.created", nil, &out.Environments[i]); err != nil {
 			return out, err
 		}
 	}
 	key := sdkKeyListing(out.SDKKey, out.Environments[0].Name)
-	return out, s.recordSDKKey(ctx, q, "sdk_key.created", out.Project.ID, nil, &key)
+	return out, rec.recordSDKKey(ctx, q, "sdk_key.created", out.Project.ID, nil, &key)
 }

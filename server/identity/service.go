@@ -24,6 +24,7 @@ type Service struct {
 	bus          bus.Publisher
 	keys         *keyCache
 	trail        *audit.Trail
+	rec          recorder
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -40,7 +41,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus, trail: cfg.Trail}
+	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus, trail: cfg.Trail, rec: recorder{trail: cfg.Trail}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

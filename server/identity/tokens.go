@@ -96,7 +96,7 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in TokenIn
 		if err != nil {
 			return tok, fmt.Errorf("create token: %w", store.AdaptError(err))
 		}
-		return tok, s.recordToken(ctx, q, "token.created", nil, &tok)
+		return tok, s.rec.recordToken(ctx, q, "token.created", nil, &tok)
 	})
 	if err != nil {
 		return NewToken{}, err
@@ -121,6 +121,6 @@ func (s *Service) DeleteToken(ctx context.Context, p *auth.Principal, id int64) 
 		if err != nil {
 			return fmt.Errorf("delete token: %w", store.AdaptError(err))
 		}
-		return s.recordToken(ctx, q, "token.revoked", &tok, nil)
+		return s.rec.recordToken(ctx, q, "token.revoked", &tok, nil)
 	})
 }

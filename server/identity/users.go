@@ -86,7 +86,7 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, in UserInpu
 			return db.ListUsersRow{}, fmt.Errorf("create user: %w", store.AdaptError(err))
 		}
 		created := db.ListUsersRow(u)
-		return created, s.recordUser(ctx, q, "user.created", nil, &created)
+		return created, s.rec.recordUser(ctx, q, "user.created", nil, &created)
 	})
 }
 
@@ -151,7 +151,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 			return db.ListUsersRow{}, fmt.Errorf("update user: %w", store.AdaptError(err))
 		}
 		before, updated := db.ListUsersRow(u), db.ListUsersRow(row)
-		if err := s.recordUser(ctx, q, userAction(before, updated), &before, &updated); err != nil {
+		if err := s.rec.recordUser(ctx, q, userAction(before, updated), &before, &updated); err != nil {
 			return db.ListUsersRow{}, err
 		}
 		if deactivates {
@@ -219,7 +219,7 @@ func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) e
 		// Their sessions, tokens and memberships go with them: this entry
 		// is theirs too.
 		before := db.ListUsersRow(u)
-		return s.recordUser(ctx, q, "user.deleted", &before, nil)
+		return s.rec.recordUser(ctx, q, "user.deleted", &before, nil)
 	})
 }
 
