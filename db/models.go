@@ -37,13 +37,17 @@ type AuditTrail struct {
 	EnvironmentID *uuid.UUID
 	Body          []byte
 	Mac           []byte
-	Hash          []byte
 }
 
 type AuditTrailAnchor struct {
 	Singleton bool
 	ID        int64
 	Hash      []byte
+}
+
+type AuditTrailHash struct {
+	ID   int64
+	Hash []byte
 }
 
 type AuditTrailHead struct {

@@ -153,16 +153,31 @@ func (q *Queries) DeleteSCIMGroupMembershipsByUser(ctx context.Context, userID i
 	return err
 }
 
-const deleteSCIMToken = `-- name: DeleteSCIMToken :execrows
+const deleteSCIMToken = `-- name: DeleteSCIMToken :one
 DELETE FROM scim_tokens WHERE id = $1
+RETURNING id, name, prefix, created_at, last_used_at
 `
 
-func (q *Queries) DeleteSCIMToken(ctx context.Context, id int64) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteSCIMToken, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type DeleteSCIMTokenRow struct {
+	ID         int64
+	Name       string
+	Prefix     string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+}
+
+// The token revoked, as listed; no row when there was none.
+func (q *Queries) DeleteSCIMToken(ctx context.Context, id int64) (DeleteSCIMTokenRow, error) {
+	row := q.db.QueryRow(ctx, deleteSCIMToken, id)
+	var i DeleteSCIMTokenRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Prefix,
+		&i.CreatedAt,
+		&i.LastUsedAt,
+	)
+	return i, err
 }
 
 const existsSCIMUser = `-- name: ExistsSCIMUser :one
@@ -249,6 +264,31 @@ func (q *Queries) GetSCIMUser(ctx context.Context, id int64) (GetSCIMUserRow, er
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const listSCIMGroupIDsByMember = `-- name: ListSCIMGroupIDsByMember :many
+SELECT group_id FROM scim_group_members WHERE user_id = $1 ORDER BY group_id
+`
+
+// The groups the user is a member of, in id order.
+func (q *Queries) ListSCIMGroupIDsByMember(ctx context.Context, userID int64) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, listSCIMGroupIDsByMember, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var group_id uuid.UUID
+		if err := rows.Scan(&group_id); err != nil {
+			return nil, err
+		}
+		items = append(items, group_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listSCIMGroupMembers = `-- name: ListSCIMGroupMembers :many

@@ -191,7 +191,7 @@ func (q *Queries) ListProjectIDs(ctx context.Context) ([]uuid.UUID, error) {
 }
 
 const listSSOMemberships = `-- name: ListSSOMemberships :many
-SELECT project_id, role, source FROM project_members WHERE user_id = $1
+SELECT project_id, role, source FROM project_members WHERE user_id = $1 ORDER BY project_id
 `
 
 type ListSSOMembershipsRow struct {
@@ -284,7 +284,7 @@ func (q *Queries) LockUsers(ctx context.Context, ids []int64) ([]LockUsersRow, e
 	return items, nil
 }
 
-const removeSSOMembership = `-- name: RemoveSSOMembership :exec
+const removeSSOMembership = `-- name: RemoveSSOMembership :execrows
 DELETE FROM project_members WHERE project_id = $1 AND user_id = $2 AND source = 'sso'
 `
 
@@ -293,9 +293,12 @@ type RemoveSSOMembershipParams struct {
 	UserID    int64
 }
 
-func (q *Queries) RemoveSSOMembership(ctx context.Context, arg RemoveSSOMembershipParams) error {
-	_, err := q.db.Exec(ctx, removeSSOMembership, arg.ProjectID, arg.UserID)
-	return err
+func (q *Queries) RemoveSSOMembership(ctx context.Context, arg RemoveSSOMembershipParams) (int64, error) {
+	result, err := q.db.Exec(ctx, removeSSOMembership, arg.ProjectID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const setUserRole = `-- name: SetUserRole :exec
@@ -328,7 +331,7 @@ func (q *Queries) SetUserSSOGroups(ctx context.Context, arg SetUserSSOGroupsPara
 	return err
 }
 
-const upsertSSOMembership = `-- name: UpsertSSOMembership :exec
+const upsertSSOMembership = `-- name: UpsertSSOMembership :execrows
 INSERT INTO project_members (project_id, user_id, role, source) VALUES ($1, $2, $3, 'sso')
 ON CONFLICT (project_id, user_id) DO UPDATE SET role = excluded.role
 WHERE project_members.source = 'sso' AND project_members.role <> excluded.role
@@ -340,10 +343,13 @@ type UpsertSSOMembershipParams struct {
 	Role      string
 }
 
-// A membership made by hand stays as it is.
-func (q *Queries) UpsertSSOMembership(ctx context.Context, arg UpsertSSOMembershipParams) error {
-	_, err := q.db.Exec(ctx, upsertSSOMembership, arg.ProjectID, arg.UserID, arg.Role)
-	return err
+// A membership made by hand stays as it is; 0 rows when nothing changed.
+func (q *Queries) UpsertSSOMembership(ctx context.Context, arg UpsertSSOMembershipParams) (int64, error) {
+	result, err := q.db.Exec(ctx, upsertSSOMembership, arg.ProjectID, arg.UserID, arg.Role)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const upsertWorkspaceSSO = `-- name: UpsertWorkspaceSSO :one

@@ -21,6 +21,15 @@ func (q *Queries) AllowTrailRetention(ctx context.Context) error {
 	return err
 }
 
+const deleteTrailHashesThrough = `-- name: DeleteTrailHashesThrough :exec
+DELETE FROM audit_trail_hashes WHERE id <= $1
+`
+
+func (q *Queries) DeleteTrailHashesThrough(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, deleteTrailHashesThrough, id)
+	return err
+}
+
 const deleteTrailThrough = `-- name: DeleteTrailThrough :execrows
 DELETE FROM audit_trail WHERE id <= $1
 `
@@ -47,7 +56,8 @@ func (q *Queries) GetTrailEnvironmentProject(ctx context.Context, id uuid.UUID) 
 
 const getTrailHashBefore = `-- name: GetTrailHashBefore :one
 SELECT h.hash FROM (
-    (SELECT t.id, t.hash FROM audit_trail t WHERE t.id < $1 ORDER BY t.id DESC LIMIT 1)
+    (SELECT t.id, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+     WHERE t.id < $1 ORDER BY t.id DESC LIMIT 1)
     UNION ALL
     (SELECT a.id, a.hash FROM audit_trail_anchor a WHERE a.id < $1)
     UNION ALL
@@ -112,7 +122,7 @@ func (q *Queries) GetTrailIDRange(ctx context.Context, arg GetTrailIDRangeParams
 
 const getTrailRetentionCut = `-- name: GetTrailRetentionCut :one
 SELECT coalesce(max(t.id), 0)::bigint AS id FROM audit_trail t
-WHERE t.at < $1 AND t.id < coalesce((SELECT min(u.id) FROM audit_trail u WHERE u.hash IS NULL), 9223372036854775807)
+WHERE t.at < $1 AND t.id <= (SELECT h.id FROM audit_trail_head h)
 `
 
 // The last sealed entry older than the cutoff that retention may remove with
@@ -202,20 +212,20 @@ func (q *Queries) ListAdminProjectIDs(ctx context.Context, userID int64) ([]uuid
 }
 
 const listTrailEntries = `-- name: ListTrailEntries :many
-SELECT id, at, body, hash FROM audit_trail
-WHERE (NOT $1::boolean OR (at, id) < ($2::timestamptz, $3::bigint))
-  AND (NOT $4::boolean OR project_id = ANY($5::uuid[]))
-  AND ($6::uuid IS NULL OR project_id = $6::uuid)
-  AND ($7::uuid IS NULL OR environment_id = $7::uuid)
-  AND ($8::text IS NULL OR actor_email = $8::text)
-  AND ($9::text IS NULL OR actor_label = $9::text)
-  AND ($10::text IS NULL OR resource_type = $10::text)
-  AND ($11::text IS NULL OR resource_id = $11::text)
-  AND ($12::text IS NULL OR action = $12::text)
-  AND ($13::text IS NULL OR action LIKE $13::text || '%')
-  AND ($14::timestamptz IS NULL OR at >= $14::timestamptz)
-  AND ($15::timestamptz IS NULL OR at < $15::timestamptz)
-ORDER BY at DESC, id DESC
+SELECT t.id, t.at, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+WHERE (NOT $1::boolean OR (t.at, t.id) < ($2::timestamptz, $3::bigint))
+  AND (NOT $4::boolean OR t.project_id = ANY($5::uuid[]))
+  AND ($6::uuid IS NULL OR t.project_id = $6::uuid)
+  AND ($7::uuid IS NULL OR t.environment_id = $7::uuid)
+  AND ($8::text IS NULL OR t.actor_email = $8::text)
+  AND ($9::text IS NULL OR t.actor_label = $9::text)
+  AND ($10::text IS NULL OR t.resource_type = $10::text)
+  AND ($11::text IS NULL OR t.resource_id = $11::text)
+  AND ($12::text IS NULL OR t.action = $12::text)
+  AND ($13::text IS NULL OR t.action LIKE $13::text || '%')
+  AND ($14::timestamptz IS NULL OR t.at >= $14::timestamptz)
+  AND ($15::timestamptz IS NULL OR t.at < $15::timestamptz)
+ORDER BY t.at DESC, t.id DESC
 LIMIT $16
 `
 
@@ -291,20 +301,20 @@ func (q *Queries) ListTrailEntries(ctx context.Context, arg ListTrailEntriesPara
 }
 
 const listTrailEntriesAscending = `-- name: ListTrailEntriesAscending :many
-SELECT id, body, hash FROM audit_trail
-WHERE id > $1
-  AND (NOT $2::boolean OR project_id = ANY($3::uuid[]))
-  AND ($4::uuid IS NULL OR project_id = $4::uuid)
-  AND ($5::uuid IS NULL OR environment_id = $5::uuid)
-  AND ($6::text IS NULL OR actor_email = $6::text)
-  AND ($7::text IS NULL OR actor_label = $7::text)
-  AND ($8::text IS NULL OR resource_type = $8::text)
-  AND ($9::text IS NULL OR resource_id = $9::text)
-  AND ($10::text IS NULL OR action = $10::text)
-  AND ($11::text IS NULL OR action LIKE $11::text || '%')
-  AND ($12::timestamptz IS NULL OR at >= $12::timestamptz)
-  AND ($13::timestamptz IS NULL OR at < $13::timestamptz)
-ORDER BY id
+SELECT t.id, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+WHERE t.id > $1
+  AND (NOT $2::boolean OR t.project_id = ANY($3::uuid[]))
+  AND ($4::uuid IS NULL OR t.project_id = $4::uuid)
+  AND ($5::uuid IS NULL OR t.environment_id = $5::uuid)
+  AND ($6::text IS NULL OR t.actor_email = $6::text)
+  AND ($7::text IS NULL OR t.actor_label = $7::text)
+  AND ($8::text IS NULL OR t.resource_type = $8::text)
+  AND ($9::text IS NULL OR t.resource_id = $9::text)
+  AND ($10::text IS NULL OR t.action = $10::text)
+  AND ($11::text IS NULL OR t.action LIKE $11::text || '%')
+  AND ($12::timestamptz IS NULL OR t.at >= $12::timestamptz)
+  AND ($13::timestamptz IS NULL OR t.at < $13::timestamptz)
+ORDER BY t.id
 LIMIT $14
 `
 
@@ -369,9 +379,11 @@ func (q *Queries) ListTrailEntriesAscending(ctx context.Context, arg ListTrailEn
 }
 
 const listTrailForVerify = `-- name: ListTrailForVerify :many
-SELECT id, at, action, actor_kind, actor_email, actor_label, resource_type, resource_id, project_id, environment_id, body, mac, hash FROM audit_trail
-WHERE id > $1 AND ($2::bigint IS NULL OR id <= $2::bigint)
-ORDER BY id
+SELECT t.id, t.at, t.action, t.actor_kind, t.actor_email, t.actor_label, t.resource_type, t.resource_id,
+       t.project_id, t.environment_id, t.body, t.mac, h.hash
+FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+WHERE t.id > $1 AND ($2::bigint IS NULL OR t.id <= $2::bigint)
+ORDER BY t.id
 LIMIT $3
 `
 
@@ -381,17 +393,33 @@ type ListTrailForVerifyParams struct {
 	RowLimit  int32
 }
 
+type ListTrailForVerifyRow struct {
+	ID            int64
+	At            time.Time
+	Action        string
+	ActorKind     string
+	ActorEmail    *string
+	ActorLabel    *string
+	ResourceType  string
+	ResourceID    string
+	ProjectID     *uuid.UUID
+	EnvironmentID *uuid.UUID
+	Body          []byte
+	Mac           []byte
+	Hash          []byte
+}
+
 // Every row from after_id on, whatever its columns say: verification
 // checks each row's copy of the body's fields too.
-func (q *Queries) ListTrailForVerify(ctx context.Context, arg ListTrailForVerifyParams) ([]AuditTrail, error) {
+func (q *Queries) ListTrailForVerify(ctx context.Context, arg ListTrailForVerifyParams) ([]ListTrailForVerifyRow, error) {
 	rows, err := q.db.Query(ctx, listTrailForVerify, arg.AfterID, arg.ThroughID, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []AuditTrail{}
+	items := []ListTrailForVerifyRow{}
 	for rows.Next() {
-		var i AuditTrail
+		var i ListTrailForVerifyRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.At,
@@ -419,7 +447,7 @@ func (q *Queries) ListTrailForVerify(ctx context.Context, arg ListTrailForVerify
 
 const listTrailUnsealed = `-- name: ListTrailUnsealed :many
 SELECT id, body FROM audit_trail
-WHERE hash IS NULL AND id > $1 AND id <= $2
+WHERE id > $1 AND id <= $2
 ORDER BY id
 LIMIT $3
 `
@@ -435,6 +463,7 @@ type ListTrailUnsealedRow struct {
 	Body []byte
 }
 
+// Every entry past the head is unsealed: the sealer never skips one.
 func (q *Queries) ListTrailUnsealed(ctx context.Context, arg ListTrailUnsealedParams) ([]ListTrailUnsealedRow, error) {
 	rows, err := q.db.Query(ctx, listTrailUnsealed, arg.AfterID, arg.ThroughID, arg.RowLimit)
 	if err != nil {
@@ -520,9 +549,8 @@ func (q *Queries) PlanTrailReadsCustom(ctx context.Context) error {
 }
 
 const sealTrailEntries = `-- name: SealTrailEntries :exec
-UPDATE audit_trail t SET hash = u.hash
-FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::bytea[]) AS hash) AS u
-WHERE t.id = u.id
+INSERT INTO audit_trail_hashes (id, hash)
+SELECT unnest($1::bigint[]), unnest($2::bytea[])
 `
 
 type SealTrailEntriesParams struct {
@@ -537,7 +565,7 @@ func (q *Queries) SealTrailEntries(ctx context.Context, arg SealTrailEntriesPara
 
 const setTrailAnchor = `-- name: SetTrailAnchor :exec
 INSERT INTO audit_trail_anchor (id, hash)
-SELECT t.id, t.hash FROM audit_trail t WHERE t.id = $1
+SELECT h.id, h.hash FROM audit_trail_hashes h WHERE h.id = $1
 ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, hash = excluded.hash
 `
 

@@ -8,8 +8,10 @@
 -- written, so that the body (and its MAC, keyed with a secret the database
 -- never sees) covers it: an entry inserted by hand cannot carry a valid MAC.
 --
--- hash is SHA-256 over the previous entry's hash and body, NULL until the
--- sealer reaches the entry (seconds after its commit). Writers hold a shared
+-- An entry's hash is SHA-256 over the previous entry's hash and body; the
+-- sealer writes it to audit_trail_hashes seconds after the entry's commit.
+-- Hashes live apart so that sealing inserts a small row instead of
+-- rewriting the entry with all its indexes. Writers hold a shared
 -- advisory lock from taking the id to their commit, so the sealer knows when
 -- every id below a point is either committed or gone for good.
 
@@ -28,8 +30,7 @@ CREATE TABLE audit_trail (
     project_id     uuid,
     environment_id uuid,
     body           bytea       NOT NULL,
-    mac            bytea       NOT NULL,
-    hash           bytea
+    mac            bytea       NOT NULL
 );
 ALTER SEQUENCE audit_trail_id_seq OWNED BY audit_trail.id;
 
@@ -44,8 +45,11 @@ CREATE INDEX audit_trail_actor_label_idx ON audit_trail (actor_label, at DESC, i
 CREATE INDEX audit_trail_resource_type_idx ON audit_trail (resource_type, at DESC, id DESC);
 CREATE INDEX audit_trail_resource_id_idx ON audit_trail (resource_id, at DESC, id DESC);
 CREATE INDEX audit_trail_action_idx      ON audit_trail (action text_pattern_ops, at DESC, id DESC);
--- The sealer's work list: the few entries not yet sealed.
-CREATE INDEX audit_trail_unsealed_idx    ON audit_trail (id) WHERE hash IS NULL;
+
+CREATE TABLE audit_trail_hashes (
+    id   bigint PRIMARY KEY,
+    hash bytea  NOT NULL
+);
 
 -- The last id handed out by any transaction, committed or not (sequences
 -- are not transactional); 0 before the first.
@@ -85,22 +89,14 @@ CREATE TABLE audit_trail_head (
     hash      bytea   NOT NULL
 );
 
--- The trail is append-only for the server: an UPDATE may only seal an entry
--- (set its hash once, nothing else), and a DELETE is retention's alone,
--- which announces itself with a transaction-local setting. Whoever can
--- bypass this (a superuser, a disabled trigger) is what verification finds.
+-- The trail and its hashes are append-only for the server: no UPDATE, and
+-- a DELETE is retention's alone, which announces itself with a
+-- transaction-local setting. Whoever can bypass this (a superuser, a
+-- disabled trigger) is what verification finds.
 -- +goose StatementBegin
 CREATE FUNCTION audit_trail_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' AND OLD.hash IS NULL AND NEW.hash IS NOT NULL
-       AND (NEW.id, NEW.at, NEW.action, NEW.actor_kind, NEW.actor_email, NEW.actor_label, NEW.resource_type,
-            NEW.resource_id, NEW.project_id, NEW.environment_id, NEW.body, NEW.mac)
-           IS NOT DISTINCT FROM
-           (OLD.id, OLD.at, OLD.action, OLD.actor_kind, OLD.actor_email, OLD.actor_label, OLD.resource_type,
-            OLD.resource_id, OLD.project_id, OLD.environment_id, OLD.body, OLD.mac) THEN
-        RETURN NEW;
-    END IF;
     IF TG_OP = 'DELETE' AND current_setting('switchyard.audit_retention', true) = 'on' THEN
         RETURN OLD;
     END IF;
@@ -113,10 +109,14 @@ $$;
 CREATE TRIGGER audit_trail_append_only
     BEFORE UPDATE OR DELETE ON audit_trail
     FOR EACH ROW EXECUTE FUNCTION audit_trail_append_only();
+CREATE TRIGGER audit_trail_hashes_append_only
+    BEFORE UPDATE OR DELETE ON audit_trail_hashes
+    FOR EACH ROW EXECUTE FUNCTION audit_trail_append_only();
 
 -- +goose Down
 DROP TABLE audit_trail_head;
 DROP TABLE audit_trail_anchor;
+DROP TABLE audit_trail_hashes;
 DROP TABLE audit_trail;
 DROP FUNCTION audit_trail_append_only();
 DROP FUNCTION audit_trail_writers();

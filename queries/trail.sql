@@ -40,68 +40,71 @@ INSERT INTO audit_trail_head (id, hash) VALUES (@id, @hash)
 ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, hash = excluded.hash;
 
 -- name: ListTrailUnsealed :many
+-- Every entry past the head is unsealed: the sealer never skips one.
 SELECT id, body FROM audit_trail
-WHERE hash IS NULL AND id > @after_id AND id <= @through_id
+WHERE id > @after_id AND id <= @through_id
 ORDER BY id
 LIMIT @row_limit;
 
 -- name: SealTrailEntries :exec
-UPDATE audit_trail t SET hash = u.hash
-FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@hashes::bytea[]) AS hash) AS u
-WHERE t.id = u.id;
+INSERT INTO audit_trail_hashes (id, hash)
+SELECT unnest(@ids::bigint[]), unnest(@hashes::bytea[]);
 
 -- name: ListTrailEntries :many
 -- Newest first by (at, id), from the cursor (exclusive). Run with
 -- plan_cache_mode force_custom_plan, so that each absent filter folds away
 -- and the plan reads along the one index the given filter has.
-SELECT id, at, body, hash FROM audit_trail
-WHERE (NOT @paged::boolean OR (at, id) < (@cursor_at::timestamptz, @cursor_id::bigint))
-  AND (NOT @restricted::boolean OR project_id = ANY(@project_ids::uuid[]))
-  AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id)::uuid)
-  AND (sqlc.narg(environment_id)::uuid IS NULL OR environment_id = sqlc.narg(environment_id)::uuid)
-  AND (sqlc.narg(actor_email)::text IS NULL OR actor_email = sqlc.narg(actor_email)::text)
-  AND (sqlc.narg(actor_label)::text IS NULL OR actor_label = sqlc.narg(actor_label)::text)
-  AND (sqlc.narg(resource_type)::text IS NULL OR resource_type = sqlc.narg(resource_type)::text)
-  AND (sqlc.narg(resource_id)::text IS NULL OR resource_id = sqlc.narg(resource_id)::text)
-  AND (sqlc.narg(action)::text IS NULL OR action = sqlc.narg(action)::text)
-  AND (sqlc.narg(action_prefix)::text IS NULL OR action LIKE sqlc.narg(action_prefix)::text || '%')
-  AND (sqlc.narg(from_at)::timestamptz IS NULL OR at >= sqlc.narg(from_at)::timestamptz)
-  AND (sqlc.narg(to_at)::timestamptz IS NULL OR at < sqlc.narg(to_at)::timestamptz)
-ORDER BY at DESC, id DESC
+SELECT t.id, t.at, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+WHERE (NOT @paged::boolean OR (t.at, t.id) < (@cursor_at::timestamptz, @cursor_id::bigint))
+  AND (NOT @restricted::boolean OR t.project_id = ANY(@project_ids::uuid[]))
+  AND (sqlc.narg(project_id)::uuid IS NULL OR t.project_id = sqlc.narg(project_id)::uuid)
+  AND (sqlc.narg(environment_id)::uuid IS NULL OR t.environment_id = sqlc.narg(environment_id)::uuid)
+  AND (sqlc.narg(actor_email)::text IS NULL OR t.actor_email = sqlc.narg(actor_email)::text)
+  AND (sqlc.narg(actor_label)::text IS NULL OR t.actor_label = sqlc.narg(actor_label)::text)
+  AND (sqlc.narg(resource_type)::text IS NULL OR t.resource_type = sqlc.narg(resource_type)::text)
+  AND (sqlc.narg(resource_id)::text IS NULL OR t.resource_id = sqlc.narg(resource_id)::text)
+  AND (sqlc.narg(action)::text IS NULL OR t.action = sqlc.narg(action)::text)
+  AND (sqlc.narg(action_prefix)::text IS NULL OR t.action LIKE sqlc.narg(action_prefix)::text || '%')
+  AND (sqlc.narg(from_at)::timestamptz IS NULL OR t.at >= sqlc.narg(from_at)::timestamptz)
+  AND (sqlc.narg(to_at)::timestamptz IS NULL OR t.at < sqlc.narg(to_at)::timestamptz)
+ORDER BY t.at DESC, t.id DESC
 LIMIT @row_limit;
 
 -- name: ListTrailEntriesAscending :many
 -- The export's and verification's walk: oldest first from after_id
 -- (exclusive), with the same filters as ListTrailEntries.
-SELECT id, body, hash FROM audit_trail
-WHERE id > @after_id
-  AND (NOT @restricted::boolean OR project_id = ANY(@project_ids::uuid[]))
-  AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id)::uuid)
-  AND (sqlc.narg(environment_id)::uuid IS NULL OR environment_id = sqlc.narg(environment_id)::uuid)
-  AND (sqlc.narg(actor_email)::text IS NULL OR actor_email = sqlc.narg(actor_email)::text)
-  AND (sqlc.narg(actor_label)::text IS NULL OR actor_label = sqlc.narg(actor_label)::text)
-  AND (sqlc.narg(resource_type)::text IS NULL OR resource_type = sqlc.narg(resource_type)::text)
-  AND (sqlc.narg(resource_id)::text IS NULL OR resource_id = sqlc.narg(resource_id)::text)
-  AND (sqlc.narg(action)::text IS NULL OR action = sqlc.narg(action)::text)
-  AND (sqlc.narg(action_prefix)::text IS NULL OR action LIKE sqlc.narg(action_prefix)::text || '%')
-  AND (sqlc.narg(from_at)::timestamptz IS NULL OR at >= sqlc.narg(from_at)::timestamptz)
-  AND (sqlc.narg(to_at)::timestamptz IS NULL OR at < sqlc.narg(to_at)::timestamptz)
-ORDER BY id
+SELECT t.id, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+WHERE t.id > @after_id
+  AND (NOT @restricted::boolean OR t.project_id = ANY(@project_ids::uuid[]))
+  AND (sqlc.narg(project_id)::uuid IS NULL OR t.project_id = sqlc.narg(project_id)::uuid)
+  AND (sqlc.narg(environment_id)::uuid IS NULL OR t.environment_id = sqlc.narg(environment_id)::uuid)
+  AND (sqlc.narg(actor_email)::text IS NULL OR t.actor_email = sqlc.narg(actor_email)::text)
+  AND (sqlc.narg(actor_label)::text IS NULL OR t.actor_label = sqlc.narg(actor_label)::text)
+  AND (sqlc.narg(resource_type)::text IS NULL OR t.resource_type = sqlc.narg(resource_type)::text)
+  AND (sqlc.narg(resource_id)::text IS NULL OR t.resource_id = sqlc.narg(resource_id)::text)
+  AND (sqlc.narg(action)::text IS NULL OR t.action = sqlc.narg(action)::text)
+  AND (sqlc.narg(action_prefix)::text IS NULL OR t.action LIKE sqlc.narg(action_prefix)::text || '%')
+  AND (sqlc.narg(from_at)::timestamptz IS NULL OR t.at >= sqlc.narg(from_at)::timestamptz)
+  AND (sqlc.narg(to_at)::timestamptz IS NULL OR t.at < sqlc.narg(to_at)::timestamptz)
+ORDER BY t.id
 LIMIT @row_limit;
 
 -- name: ListTrailForVerify :many
 -- Every row from after_id on, whatever its columns say: verification
 -- checks each row's copy of the body's fields too.
-SELECT * FROM audit_trail
-WHERE id > @after_id AND (sqlc.narg(through_id)::bigint IS NULL OR id <= sqlc.narg(through_id)::bigint)
-ORDER BY id
+SELECT t.id, t.at, t.action, t.actor_kind, t.actor_email, t.actor_label, t.resource_type, t.resource_id,
+       t.project_id, t.environment_id, t.body, t.mac, h.hash
+FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+WHERE t.id > @after_id AND (sqlc.narg(through_id)::bigint IS NULL OR t.id <= sqlc.narg(through_id)::bigint)
+ORDER BY t.id
 LIMIT @row_limit;
 
 -- name: GetTrailHashBefore :one
 -- The hash the entry after before_id chains from: the stored hash of the
 -- row just before it, else the retention anchor's, else none.
 SELECT h.hash FROM (
-    (SELECT t.id, t.hash FROM audit_trail t WHERE t.id < @before_id ORDER BY t.id DESC LIMIT 1)
+    (SELECT t.id, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+     WHERE t.id < @before_id ORDER BY t.id DESC LIMIT 1)
     UNION ALL
     (SELECT a.id, a.hash FROM audit_trail_anchor a WHERE a.id < @before_id)
     UNION ALL
@@ -121,15 +124,18 @@ SELECT project_id FROM project_members WHERE user_id = @user_id AND role = 'admi
 -- The last sealed entry older than the cutoff that retention may remove with
 -- everything before it: a prefix of the chain, never a gap in it.
 SELECT coalesce(max(t.id), 0)::bigint AS id FROM audit_trail t
-WHERE t.at < @cutoff AND t.id < coalesce((SELECT min(u.id) FROM audit_trail u WHERE u.hash IS NULL), 9223372036854775807);
+WHERE t.at < @cutoff AND t.id <= (SELECT h.id FROM audit_trail_head h);
 
 -- name: SetTrailAnchor :exec
 INSERT INTO audit_trail_anchor (id, hash)
-SELECT t.id, t.hash FROM audit_trail t WHERE t.id = @id
+SELECT h.id, h.hash FROM audit_trail_hashes h WHERE h.id = @id
 ON CONFLICT (singleton) DO UPDATE SET id = excluded.id, hash = excluded.hash;
 
 -- name: DeleteTrailThrough :execrows
 DELETE FROM audit_trail WHERE id <= @id;
+
+-- name: DeleteTrailHashesThrough :exec
+DELETE FROM audit_trail_hashes WHERE id <= @id;
 
 -- name: AllowTrailRetention :exec
 SELECT set_config('switchyard.audit_retention', 'on', true);

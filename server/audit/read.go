@@ -250,6 +250,9 @@ func (t *Trail) Prune(ctx context.Context, pool *pgxpool.Pool, cutoff time.Time)
 		if err := q.AllowTrailRetention(ctx); err != nil {
 			return 0, err
 		}
+		if err := q.DeleteTrailHashesThrough(ctx, cut); err != nil {
+			return 0, fmt.Errorf("remove trail hashes through %d: %w", cut, err)
+		}
 		n, err := q.DeleteTrailThrough(ctx, cut)
 		if err != nil {
 			return 0, fmt.Errorf("remove trail entries through %d: %w", cut, err)

@@ -172,7 +172,7 @@ type rowColumns struct {
 	body                   []byte
 }
 
-func columnsOf(r db.AuditTrail) rowColumns {
+func columnsOf(r db.ListTrailForVerifyRow) rowColumns {
 	return rowColumns{
 		id: r.ID, at: r.At, action: r.Action, actorKind: r.ActorKind, actorEmail: r.ActorEmail, actorLabel: r.ActorLabel,
 		resourceType: r.ResourceType, resourceID: r.ResourceID, projectID: r.ProjectID, environmentID: r.EnvironmentID, body: r.Body,

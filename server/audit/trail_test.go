@@ -64,7 +64,8 @@ func seal(t *testing.T, pool *pgxpool.Pool, trail *audit.Trail) int {
 		var waiting int
 		head, err := db.New(pool).GetTrailHead(t.Context())
 		if err == nil {
-			err = pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_trail WHERE hash IS NULL AND id > $1`, head.ID).Scan(&waiting)
+			err = pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_trail t WHERE t.id > $1
+			   AND NOT EXISTS (SELECT 1 FROM audit_trail_hashes h WHERE h.id = t.id)`, head.ID).Scan(&waiting)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +145,7 @@ func TestVerifyFindsHandEdits(t *testing.T) {
 	}{
 		"body changed":           {sql: `UPDATE audit_trail SET body = convert_to(replace(convert_from(body, 'UTF8'), 'true', 'false'), 'UTF8') WHERE id = 5`, bad: 5},
 		"filter column changed":  {sql: `UPDATE audit_trail SET actor_email = 'someone@else.example' WHERE id = 4`, bad: 4},
-		"hash changed":           {sql: `UPDATE audit_trail SET hash = sha256('x') WHERE id = 6`, bad: 6},
+		"hash changed":           {sql: `UPDATE audit_trail_hashes SET hash = sha256('x') WHERE id = 6`, bad: 6},
 		"deleted":                {sql: `DELETE FROM audit_trail WHERE id = 3`, bad: 4},
 		"first deleted":          {sql: `DELETE FROM audit_trail WHERE id = 1`, bad: 2},
 		"last deleted, then one": {sql: `DELETE FROM audit_trail WHERE id = 10`, bad: 11, reseal: true},
@@ -156,8 +157,10 @@ func TestVerifyFindsHandEdits(t *testing.T) {
 			bad: 11, reseal: true,
 		},
 		"inserted in a gap, sealed copy": {
-			sql: `INSERT INTO audit_trail SELECT 100, at, action, actor_kind, actor_email, actor_label, resource_type,
-			      resource_id, project_id, environment_id, body, mac, hash FROM audit_trail WHERE id = 10`,
+			sql: `WITH copy AS (
+			          INSERT INTO audit_trail SELECT 100, at, action, actor_kind, actor_email, actor_label, resource_type,
+			          resource_id, project_id, environment_id, body, mac FROM audit_trail WHERE id = 10)
+			      INSERT INTO audit_trail_hashes SELECT 100, hash FROM audit_trail_hashes WHERE id = 10`,
 			bad: 100, reseal: true,
 		},
 		"inserted behind the sealer": {
@@ -197,9 +200,9 @@ func TestTrailIsAppendOnly(t *testing.T) {
 	seal(t, pool, trail)
 	for _, sql := range []string{
 		`UPDATE audit_trail SET action = 'flag.deleted' WHERE id = 1`,
-		`UPDATE audit_trail SET hash = NULL WHERE id = 1`,
-		`UPDATE audit_trail SET hash = sha256('x') WHERE id = 2`,
+		`UPDATE audit_trail_hashes SET hash = sha256('x') WHERE id = 2`,
 		`DELETE FROM audit_trail WHERE id = 1`,
+		`DELETE FROM audit_trail_hashes WHERE id = 1`,
 	} {
 		_, err := pool.Exec(t.Context(), sql)
 		var pgErr *pgconn.PgError

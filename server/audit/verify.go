@@ -62,7 +62,7 @@ func (t *Trail) Verify(ctx context.Context, pool *pgxpool.Pool, from, to *time.T
 	}
 	// The next batch is read while this one is checked: the database and
 	// the hashing each take about half of a verification's time.
-	batches := make(chan []db.AuditTrail, 1)
+	batches := make(chan []db.ListTrailForVerifyRow, 1)
 	readErr := make(chan error, 1)
 	readCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -127,7 +127,7 @@ func (t *Trail) checker() *checker {
 
 // holds reports whether a sealed row is the one the server wrote and the
 // chain's next link after prev.
-func (c *checker) holds(r db.AuditTrail, prev []byte) bool {
+func (c *checker) holds(r db.ListTrailForVerifyRow, prev []byte) bool {
 	prefix := strconv.AppendInt(append(c.buf[:0], `{"id":`...), r.ID, 10)
 	prefix = append(prefix, ',')
 	c.buf = prefix
