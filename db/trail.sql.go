@@ -212,7 +212,8 @@ func (q *Queries) ListAdminProjectIDs(ctx context.Context, userID int64) ([]uuid
 }
 
 const listTrailEntries = `-- name: ListTrailEntries :many
-SELECT t.id, t.at, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+SELECT t.id, t.at, t.body, (SELECT h.hash FROM audit_trail_hashes h WHERE h.id = t.id)::bytea AS hash
+FROM audit_trail t
 WHERE (NOT $1::boolean OR (t.at, t.id) < ($2::timestamptz, $3::bigint))
   AND (NOT $4::boolean OR t.project_id = ANY($5::uuid[]))
   AND ($6::uuid IS NULL OR t.project_id = $6::uuid)
@@ -301,7 +302,8 @@ func (q *Queries) ListTrailEntries(ctx context.Context, arg ListTrailEntriesPara
 }
 
 const listTrailEntriesAscending = `-- name: ListTrailEntriesAscending :many
-SELECT t.id, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+SELECT t.id, t.body, (SELECT h.hash FROM audit_trail_hashes h WHERE h.id = t.id)::bytea AS hash
+FROM audit_trail t
 WHERE t.id > $1
   AND (NOT $2::boolean OR t.project_id = ANY($3::uuid[]))
   AND ($4::uuid IS NULL OR t.project_id = $4::uuid)
@@ -380,8 +382,9 @@ func (q *Queries) ListTrailEntriesAscending(ctx context.Context, arg ListTrailEn
 
 const listTrailForVerify = `-- name: ListTrailForVerify :many
 SELECT t.id, t.at, t.action, t.actor_kind, t.actor_email, t.actor_label, t.resource_type, t.resource_id,
-       t.project_id, t.environment_id, t.body, t.mac, h.hash
-FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+       t.project_id, t.environment_id, t.body, t.mac,
+       (SELECT h.hash FROM audit_trail_hashes h WHERE h.id = t.id)::bytea AS hash
+FROM audit_trail t
 WHERE t.id > $1 AND ($2::bigint IS NULL OR t.id <= $2::bigint)
 ORDER BY t.id
 LIMIT $3

@@ -54,7 +54,8 @@ SELECT unnest(@ids::bigint[]), unnest(@hashes::bytea[]);
 -- Newest first by (at, id), from the cursor (exclusive). Run with
 -- plan_cache_mode force_custom_plan, so that each absent filter folds away
 -- and the plan reads along the one index the given filter has.
-SELECT t.id, t.at, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+SELECT t.id, t.at, t.body, (SELECT h.hash FROM audit_trail_hashes h WHERE h.id = t.id)::bytea AS hash
+FROM audit_trail t
 WHERE (NOT @paged::boolean OR (t.at, t.id) < (@cursor_at::timestamptz, @cursor_id::bigint))
   AND (NOT @restricted::boolean OR t.project_id = ANY(@project_ids::uuid[]))
   AND (sqlc.narg(project_id)::uuid IS NULL OR t.project_id = sqlc.narg(project_id)::uuid)
@@ -73,7 +74,8 @@ LIMIT @row_limit;
 -- name: ListTrailEntriesAscending :many
 -- The export's and verification's walk: oldest first from after_id
 -- (exclusive), with the same filters as ListTrailEntries.
-SELECT t.id, t.body, h.hash FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+SELECT t.id, t.body, (SELECT h.hash FROM audit_trail_hashes h WHERE h.id = t.id)::bytea AS hash
+FROM audit_trail t
 WHERE t.id > @after_id
   AND (NOT @restricted::boolean OR t.project_id = ANY(@project_ids::uuid[]))
   AND (sqlc.narg(project_id)::uuid IS NULL OR t.project_id = sqlc.narg(project_id)::uuid)
@@ -93,8 +95,9 @@ LIMIT @row_limit;
 -- Every row from after_id on, whatever its columns say: verification
 -- checks each row's copy of the body's fields too.
 SELECT t.id, t.at, t.action, t.actor_kind, t.actor_email, t.actor_label, t.resource_type, t.resource_id,
-       t.project_id, t.environment_id, t.body, t.mac, h.hash
-FROM audit_trail t LEFT JOIN audit_trail_hashes h ON h.id = t.id
+       t.project_id, t.environment_id, t.body, t.mac,
+       (SELECT h.hash FROM audit_trail_hashes h WHERE h.id = t.id)::bytea AS hash
+FROM audit_trail t
 WHERE t.id > @after_id AND (sqlc.narg(through_id)::bigint IS NULL OR t.id <= sqlc.narg(through_id)::bigint)
 ORDER BY t.id
 LIMIT @row_limit;
