@@ -7,8 +7,10 @@ RETURNING id, name, prefix, created_at, last_used_at;
 -- Newest first; never the hash.
 SELECT id, name, prefix, created_at, last_used_at FROM scim_tokens ORDER BY created_at DESC, id DESC;
 
--- name: DeleteSCIMToken :execrows
-DELETE FROM scim_tokens WHERE id = @id;
+-- name: DeleteSCIMToken :one
+-- The token revoked, as listed; no row when there was none.
+DELETE FROM scim_tokens WHERE id = @id
+RETURNING id, name, prefix, created_at, last_used_at;
 
 -- name: GetSCIMTokenByHash :one
 SELECT id, prefix, last_used_at FROM scim_tokens WHERE hash = @hash;
@@ -122,3 +124,7 @@ SELECT EXISTS (
     SELECT 1 FROM users u LEFT JOIN scim_users s ON s.user_id = u.id
     WHERE u.id = @id AND NOT coalesce(s.deleted, false)
 );
+
+-- name: ListSCIMGroupIDsByMember :many
+-- The groups the user is a member of, in id order.
+SELECT group_id FROM scim_group_members WHERE user_id = @user_id ORDER BY group_id;

@@ -52,15 +52,15 @@ UPDATE users SET role = @role WHERE id = @id AND role <> @role;
 SELECT id FROM projects;
 
 -- name: ListSSOMemberships :many
-SELECT project_id, role, source FROM project_members WHERE user_id = @user_id;
+SELECT project_id, role, source FROM project_members WHERE user_id = @user_id ORDER BY project_id;
 
--- name: UpsertSSOMembership :exec
--- A membership made by hand stays as it is.
+-- name: UpsertSSOMembership :execrows
+-- A membership made by hand stays as it is; 0 rows when nothing changed.
 INSERT INTO project_members (project_id, user_id, role, source) VALUES (@project_id, @user_id, @role, 'sso')
 ON CONFLICT (project_id, user_id) DO UPDATE SET role = excluded.role
 WHERE project_members.source = 'sso' AND project_members.role <> excluded.role;
 
--- name: RemoveSSOMembership :exec
+-- name: RemoveSSOMembership :execrows
 DELETE FROM project_members WHERE project_id = @project_id AND user_id = @user_id AND source = 'sso';
 
 -- name: SetUserSSOGroups :exec

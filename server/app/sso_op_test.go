@@ -22,10 +22,17 @@ const (
 
 func startOP(t *testing.T) *testOP {
 	t.Helper()
+	return startOPWith(t, testop.Config{})
+}
+
+// startOPWith starts a provider with cfg and the two clients.
+func startOPWith(t *testing.T, cfg testop.Config) *testOP {
+	t.Helper()
 	redirect := testPublicURL + "/api/auth/oidc/callback"
-	p, err := testop.Listen("127.0.0.1:0",
+	cfg.Clients = append(cfg.Clients,
 		testop.Client{ID: opClientID, Secret: opClientSecret, RedirectURIs: []string{redirect}},
 		testop.Client{ID: opOtherClient, Secret: "other-secret", RedirectURIs: []string{redirect}})
+	p, err := testop.Start("127.0.0.1:0", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +63,7 @@ func (o *testOP) authorize(t *testing.T, authURL, subject string) *url.URL {
 	}
 	// The provider's login page posts this form.
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.PostForm(o.URL+"/login/username", url.Values{"id": {id}, "username": {subject}, "password": {testop.Password}})
+	resp, err := client.PostForm(o.Base+"/login/username", url.Values{"id": {id}, "username": {subject}, "password": {testop.Password}})
 	if err != nil {
 		t.Fatal(err)
 	}

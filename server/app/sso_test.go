@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -25,7 +26,13 @@ type ssoWorld struct {
 
 func newSSOWorld(t *testing.T, settings map[string]any) *ssoWorld {
 	t.Helper()
-	w := &ssoWorld{op: startOP(t)}
+	return newSSOWorldAt(t, startOP(t), settings)
+}
+
+// newSSOWorldAt is newSSOWorld with a provider of the test's own.
+func newSSOWorldAt(t *testing.T, op *testOP, settings map[string]any) *ssoWorld {
+	t.Helper()
+	w := &ssoWorld{op: op}
 	w.s = apptest.Start(t, map[string]string{"PUBLIC_URL": testPublicURL})
 	_, w.admin = w.s.User(t, "root@example.com", "admin")
 	w.configure(t, settings)
@@ -488,7 +495,7 @@ func TestSSOTestConnection(t *testing.T) {
 	_, admin := s.User(t, "root@example.com", "admin")
 	_, viewer := s.User(t, "v@example.com", "viewer")
 
-	status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/workspace/sso/test", Bearer: admin, Body: map[string]any{"issuer": op.URL + "/"}})
+	status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/workspace/sso/test", Bearer: admin, Body: map[string]any{"issuer": " " + op.URL + " "}})
 	var got map[string]any
 	_ = json.Unmarshal(raw, &got)
 	if status != http.StatusOK || got["issuer"] != op.URL || got["authorization_endpoint"] != op.URL+"/auth" ||
@@ -520,5 +527,85 @@ func TestSSOTestConnection(t *testing.T) {
 	}
 	if status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/api/workspace/sso/test", Bearer: viewer, Body: map[string]any{"issuer": op.URL}}); status != http.StatusForbidden {
 		t.Errorf("test by a viewer = %d %s, want 403", status, raw)
+	}
+}
+
+// TestSSOIssuerAsTheProviderNamesIt: the issuer is kept exactly as given
+// (spaces trimmed), a trailing slash included, and a sign-in works against
+// a provider that names itself with one as well as without; an issuer that
+// differs from the provider's only by that slash is refused with the one
+// to use, whichever way round.
+func TestSSOIssuerAsTheProviderNamesIt(t *testing.T) {
+	t.Parallel()
+	for _, slash := range []bool{false, true} {
+		name := "issuer without a trailing slash"
+		if slash {
+			name = "issuer with a trailing slash"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			op := startOPWith(t, testop.Config{TrailingSlash: slash})
+			if strings.HasSuffix(op.URL, "/") != slash {
+				t.Fatalf("provider issuer %q", op.URL)
+			}
+			w := newSSOWorldAt(t, op, map[string]any{"issuer": "  " + op.URL + "\t"})
+			var got map[string]any
+			must(t, w.s, w.admin, "GET", "/api/workspace/sso", nil, http.StatusOK, &got)
+			if got["issuer"] != op.URL {
+				t.Errorf("stored issuer %q, want %q exactly", got["issuer"], op.URL)
+			}
+			var doc map[string]any
+			must(t, w.s, w.admin, "POST", "/api/workspace/sso/test", map[string]any{"issuer": op.URL}, http.StatusOK, &doc)
+			if doc["issuer"] != op.URL || doc["authorization_endpoint"] != op.Base+"/auth" {
+				t.Errorf("test connection = %v", doc)
+			}
+
+			w.op.addUser(opUser{Subject: "sub-iss", Email: "iss@example.com", EmailVerified: true, Name: "Iss"})
+			loc, session := w.signIn(t, "sub-iss", "/flags")
+			if session == nil || loc.String() != "/flags" {
+				t.Fatalf("sign-in landed on %s (session %v)", loc, session != nil)
+			}
+			if me := w.me(t, session); me["email"] != "iss@example.com" {
+				t.Errorf("me = %v", me)
+			}
+			var issuer string
+			if err := w.s.DB(t).QueryRow(context.Background(), `SELECT oidc_issuer FROM users WHERE email = 'iss@example.com'`).Scan(&issuer); err != nil || issuer != op.URL {
+				t.Errorf("linked to issuer %q (err %v), want %q", issuer, err, op.URL)
+			}
+			// The second sign-in finds the user by the issuer and subject.
+			before := w.userCount(t)
+			if _, session := w.signIn(t, "sub-iss", "/"); session == nil || w.userCount(t) != before {
+				t.Errorf("second sign-in: session %v, users %d, want %d", session != nil, w.userCount(t), before)
+			}
+
+			other := strings.TrimSuffix(op.URL, "/")
+			if !slash {
+				other = op.URL + "/"
+			}
+			want := fmt.Sprintf("issuer: the provider names itself %q — use that", op.URL)
+			for _, path := range []string{"/api/workspace/sso", "/api/workspace/sso/test"} {
+				method := "PUT"
+				if strings.HasSuffix(path, "/test") {
+					method = "POST"
+				}
+				status, raw, _ := w.s.Do(t, apptest.Request{Method: method, Path: path, Bearer: w.admin,
+					Body: map[string]any{"issuer": other, "client_id": opClientID, "client_secret": opClientSecret}})
+				var body struct {
+					Error   string `json:"error"`
+					Details []struct {
+						Field, Message string
+					} `json:"details"`
+				}
+				_ = json.Unmarshal(raw, &body)
+				if status != http.StatusUnprocessableEntity || body.Error != want || len(body.Details) != 1 || body.Details[0].Field != "issuer" {
+					t.Errorf("%s %s with issuer %q = %d %s, want 422 %q", method, path, other, status, raw, want)
+				}
+			}
+			// The refused PUT left the settings as they were.
+			must(t, w.s, w.admin, "GET", "/api/workspace/sso", nil, http.StatusOK, &got)
+			if got["issuer"] != op.URL {
+				t.Errorf("after a refused PUT the issuer is %q", got["issuer"])
+			}
+		})
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -51,9 +53,10 @@ type Result struct {
 }
 
 // Apply applies the stored rules to each user (see Rules.Apply) in the
-// caller's transaction. With single sign-on off there are no rules, and it
-// changes nothing: not even memberships earlier mappings made.
-func Apply(ctx context.Context, q *db.Queries, userIDs ...int64) (Result, error) {
+// caller's transaction, recording what it changes in trail. With single
+// sign-on off there are no rules, and it changes nothing: not even
+// memberships earlier mappings made.
+func Apply(ctx context.Context, q *db.Queries, trail *audit.Trail, userIDs ...int64) (Result, error) {
 	if len(userIDs) == 0 {
 		return Result{}, nil
 	}
@@ -68,7 +71,7 @@ func Apply(ctx context.Context, q *db.Queries, userIDs ...int64) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	return rules.Apply(ctx, q, userIDs...)
+	return rules.Apply(ctx, q, trail, userIDs...)
 }
 
 // Apply sets each user's workspace role and mapping-made project
@@ -81,13 +84,17 @@ func Apply(ctx context.Context, q *db.Queries, userIDs ...int64) (Result, error)
 // workspace admin and anyone else stops being one, except the last active
 // admin (Result.KeptAdmins).
 //
+// Every change is an entry of trail in the caller's transaction, by the
+// context's actor (audit.WithActor): member.created, member.role_changed
+// and member.deleted for memberships, user.updated for a workspace role.
+//
 // It locks the users' rows in id order before it reads their groups, so
 // that concurrent changes of two groups with a member in common apply one
 // after the other, the second seeing the first. A caller that may change
 // admins holds the workspace lock (LockWorkspace), taken before any user
 // row, as every workspace-admin invariant is kept (identity's users).
 // Unknown users are skipped.
-func (r Rules) Apply(ctx context.Context, q *db.Queries, userIDs ...int64) (Result, error) {
+func (r Rules) Apply(ctx context.Context, q *db.Queries, trail *audit.Trail, userIDs ...int64) (Result, error) {
 	var res Result
 	if len(userIDs) == 0 {
 		return res, nil
@@ -114,19 +121,19 @@ func (r Rules) Apply(ctx context.Context, q *db.Queries, userIDs ...int64) (Resu
 		if len(r.AdminGroups) > 0 {
 			switch admin := r.IsAdmin(groups); {
 			case admin && u.Role != auth.RoleAdmin:
-				if err := q.SetUserRole(ctx, db.SetUserRoleParams{ID: u.ID, Role: auth.RoleAdmin}); err != nil {
-					return res, fmt.Errorf("set workspace role: %w", store.AdaptError(err))
+				if err := setRole(ctx, q, trail, u.ID, auth.RoleAdmin); err != nil {
+					return res, err
 				}
 			case !admin && u.Role == auth.RoleAdmin:
 				demote = append(demote, u)
 			}
 		}
-		if err := r.applyMappings(ctx, q, u.ID, groups, projects); err != nil {
+		if err := r.applyMappings(ctx, q, trail, u.ID, groups, projects); err != nil {
 			return res, err
 		}
 	}
 	for _, u := range demote {
-		kept, err := demoteAdmin(ctx, q, u)
+		kept, err := demoteAdmin(ctx, q, trail, u)
 		if err != nil {
 			return res, err
 		}
@@ -168,7 +175,7 @@ var roleRank = map[string]int{auth.RoleViewer: 1, auth.RoleEditor: 2, auth.RoleA
 // It never takes admin from the last active admin, and reports that it kept
 // them. A deactivated admin does not count as one, so taking their admin
 // needs no other.
-func demoteAdmin(ctx context.Context, q *db.Queries, u db.LockUsersRow) (kept bool, err error) {
+func demoteAdmin(ctx context.Context, q *db.Queries, trail *audit.Trail, u db.LockUsersRow) (kept bool, err error) {
 	if u.Active {
 		n, err := q.CountWorkspaceAdmins(ctx)
 		if err != nil {
@@ -178,35 +185,89 @@ func demoteAdmin(ctx context.Context, q *db.Queries, u db.LockUsersRow) (kept bo
 			return true, nil
 		}
 	}
-	if err := q.SetUserRole(ctx, db.SetUserRoleParams{ID: u.ID, Role: auth.RoleViewer}); err != nil {
-		return false, fmt.Errorf("set workspace role: %w", store.AdaptError(err))
+	return false, setRole(ctx, q, trail, u.ID, auth.RoleViewer)
+}
+
+// setRole sets a user's workspace role and records it as user.updated.
+func setRole(ctx context.Context, q *db.Queries, trail *audit.Trail, id int64, role string) error {
+	before, err := LockUser(ctx, q, id)
+	if err != nil {
+		return err
 	}
-	return false, nil
+	if before.Role == role {
+		return nil
+	}
+	if err := q.SetUserRole(ctx, db.SetUserRoleParams{ID: id, Role: role}); err != nil {
+		return fmt.Errorf("set workspace role: %w", store.AdaptError(err))
+	}
+	after := before
+	after.Role = role
+	return RecordUser(ctx, q, trail, "user.updated", &before, &after)
 }
 
 // applyMappings sets the user's mapping-made memberships: the highest mapped
 // role per project, and none where no group of theirs maps any more.
 // projects are the projects that exist; a mapping to one deleted since is
-// skipped.
-func (r Rules) applyMappings(ctx context.Context, q *db.Queries, userID int64, groups []string, projects []uuid.UUID) error {
+// skipped. Each change is recorded in trail.
+func (r Rules) applyMappings(ctx context.Context, q *db.Queries, trail *audit.Trail, userID int64, groups []string, projects []uuid.UUID) error {
 	want := r.ProjectRoles(groups)
 	have, err := q.ListSSOMemberships(ctx, userID)
 	if err != nil {
 		return fmt.Errorf("list memberships: %w", store.AdaptError(err))
 	}
+	// The user as the entries name them, read at the first change.
+	var user *User
+	record := func(action string, project uuid.UUID, before, after string) error {
+		if user == nil {
+			u, err := LockUser(ctx, q, userID)
+			if err != nil {
+				return err
+			}
+			user = &u
+		}
+		return recordMember(ctx, q, trail, action, project, *user, before, after)
+	}
+	current := map[uuid.UUID]db.ListSSOMembershipsRow{}
 	for _, m := range have {
-		if _, ok := want[m.ProjectID]; !ok && m.Source == "sso" {
-			if err := q.RemoveSSOMembership(ctx, db.RemoveSSOMembershipParams{ProjectID: m.ProjectID, UserID: userID}); err != nil {
-				return fmt.Errorf("remove membership: %w", store.AdaptError(err))
+		current[m.ProjectID] = m
+		if _, ok := want[m.ProjectID]; ok || m.Source != "sso" {
+			continue
+		}
+		n, err := q.RemoveSSOMembership(ctx, db.RemoveSSOMembershipParams{ProjectID: m.ProjectID, UserID: userID})
+		if err != nil {
+			return fmt.Errorf("remove membership: %w", store.AdaptError(err))
+		}
+		if n > 0 {
+			if err := record("member.deleted", m.ProjectID, m.Role, ""); err != nil {
+				return err
 			}
 		}
 	}
-	for pid, role := range want {
+	// In project order, so that the entries of one change come out alike
+	// every time.
+	pids := make([]uuid.UUID, 0, len(want))
+	for pid := range want {
+		pids = append(pids, pid)
+	}
+	slices.SortFunc(pids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	for _, pid := range pids {
+		role := want[pid]
 		if !slices.Contains(projects, pid) {
 			continue
 		}
-		if err := q.UpsertSSOMembership(ctx, db.UpsertSSOMembershipParams{ProjectID: pid, UserID: userID, Role: role}); err != nil {
+		n, err := q.UpsertSSOMembership(ctx, db.UpsertSSOMembershipParams{ProjectID: pid, UserID: userID, Role: role})
+		if err != nil {
 			return fmt.Errorf("set membership: %w", store.AdaptError(err))
+		}
+		if n == 0 {
+			continue // made by hand, or already this role
+		}
+		action, before := "member.created", ""
+		if m, ok := current[pid]; ok {
+			action, before = "member.role_changed", m.Role
+		}
+		if err := record(action, pid, before, role); err != nil {
+			return err
 		}
 	}
 	return nil

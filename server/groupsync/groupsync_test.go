@@ -3,13 +3,17 @@ package groupsync_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/groupsync"
 	"github.com/switchyard/switchyard/server/internal/testenv"
 	"github.com/switchyard/switchyard/server/store"
@@ -132,7 +136,7 @@ func (w *world) apply(ids ...int64) groupsync.Result {
 		if err := q.LockWorkspace(context.Background()); err != nil {
 			return groupsync.Result{}, err
 		}
-		return groupsync.Apply(context.Background(), q, ids...)
+		return groupsync.Apply(context.Background(), q, nil, ids...)
 	})
 	if err != nil {
 		w.t.Fatalf("apply: %v", err)
@@ -254,4 +258,86 @@ func TestApplyWithoutSettingsChangesNothing(t *testing.T) {
 	w.group("sw-admins")
 	w.apply(u)
 	w.want(u, "admin", "two:viewer:sso")
+}
+
+// entries returns the audit trail's entries as "action resource_id
+// project-slug before-role>after-role actor", in id order.
+func (w *world) entries() []string {
+	w.t.Helper()
+	rows, err := w.pool.Query(context.Background(),
+		`SELECT a.action || ' ' || a.resource_id || ' ' || coalesce(p.slug, '-') || ' ' ||
+		        coalesce(convert_from(a.body, 'UTF8')::jsonb -> 'before' ->> 'role', '-') || '>' ||
+		        coalesce(convert_from(a.body, 'UTF8')::jsonb -> 'after' ->> 'role', '-') || ' ' || a.actor_kind
+		 FROM audit_trail a LEFT JOIN projects p ON p.id = a.project_id ORDER BY a.id`)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			w.t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Every membership and workspace role Apply changes is an entry of its
+// transaction, by the context's actor; what it leaves alone is none.
+func TestApplyRecordsEachChange(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, true)
+	w.user("root@example.com", "admin", true)
+	u := w.user("u@example.com", "viewer", true, "eng", "support", "sw-admins")
+	hand := w.user("hand@example.com", "viewer", true, "leads")
+	w.exec(`INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, 'viewer')`, w.p1, hand)
+	id, handID := strconv.FormatInt(u, 10), strconv.FormatInt(hand, 10)
+	ctx := audit.WithActor(context.Background(), audit.Actor{Kind: audit.ActorSCIM, ID: audit.Str("7"), Label: audit.Str("scim_0123456")})
+	apply := func() {
+		t.Helper()
+		err := store.WithTx(ctx, w.pool, func(q *db.Queries) error {
+			if err := q.LockWorkspace(ctx); err != nil {
+				return err
+			}
+			_, err := groupsync.Apply(ctx, q, nil, u, hand)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	apply()
+	want := []string{
+		"user.updated " + id + " - viewer>admin scim",
+		"member.created " + id + " one ->editor scim",
+		"member.created " + id + " two ->viewer scim",
+	}
+	// The two memberships come in project id order, random here.
+	if diff := cmp.Diff(want, w.entries(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Fatalf("first apply (-want +got):\n%s", diff)
+	}
+	apply() // nothing changed since: nothing recorded
+	if n := len(w.entries()); n != len(want) {
+		t.Errorf("an apply that changed nothing recorded %d entries", n-len(want))
+	}
+	w.exec(`UPDATE users SET sso_groups = '{leads}' WHERE id = $1`, u)
+	apply()
+	// Removals, then the rest of the mappings, then demotions (after
+	// every promotion of the same change).
+	want = append(w.entries()[:3],
+		"member.deleted "+id+" two viewer>- scim",
+		"member.role_changed "+id+" one editor>admin scim",
+		"user.updated "+id+" - admin>viewer scim",
+	)
+	if diff := cmp.Diff(want, w.entries()); diff != "" {
+		t.Errorf("second apply (-want +got):\n%s", diff)
+	}
+	for _, e := range w.entries() {
+		if strings.Contains(e, " "+handID+" ") {
+			t.Errorf("the hand-made membership was recorded as changed: %s", e)
+		}
+	}
 }

@@ -162,7 +162,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id int64, p
 		if activates && !u.Active {
 			// As SCIM's reactivation does: single sign-on's group rules as
 			// they are now, which may have changed while the user was away.
-			if _, err := groupsync.Apply(ctx, q, id); err != nil {
+			if _, err := groupsync.Apply(ctx, q, s.trail, id); err != nil {
 				return db.ListUsersRow{}, fmt.Errorf("apply group mappings: %w", err)
 			}
 			// Admin groups may have changed the role just written.

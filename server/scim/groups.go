@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -284,6 +286,7 @@ func (s *Service) CreateGroup(ctx context.Context, actor Actor, resource map[str
 	if st.displayName == "" {
 		return Group{}, errInvalidValue("displayName is required")
 	}
+	ctx = actor.as(ctx)
 	g, err := txV(ctx, s, func(q *db.Queries) (Group, error) {
 		if err := lockForGroups(ctx, q, st.members); err != nil {
 			return Group{}, err
@@ -295,15 +298,19 @@ func (s *Service) CreateGroup(ctx context.Context, actor Actor, resource map[str
 		if err := writeMembers(ctx, q, row.ID, nil, st.members); err != nil {
 			return Group{}, err
 		}
-		if err := s.applyGroups(ctx, q, st.members); err != nil {
+		g, err := getGroup(ctx, q, row.ID)
+		if err != nil {
 			return Group{}, err
 		}
-		return getGroup(ctx, q, row.ID)
+		if err := s.recordGroup(ctx, q, "scim.created", nil, &g); err != nil {
+			return Group{}, err
+		}
+		return g, s.applyGroups(ctx, q, st.members)
 	})
 	if err != nil {
 		return Group{}, err
 	}
-	s.audit(ctx, actor, "create", "Group", g.ID.String())
+	s.logChange(ctx, actor, "create", "Group", g.ID.String())
 	return g, nil
 }
 
@@ -323,6 +330,7 @@ func (s *Service) modifyGroup(ctx context.Context, actor Actor, action, id strin
 	if err != nil {
 		return Group{}, errNotFound("group")
 	}
+	ctx = actor.as(ctx)
 	g, err := txV(ctx, s, func(q *db.Queries) (Group, error) {
 		if err := q.LockWorkspace(ctx); err != nil {
 			return Group{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
@@ -357,15 +365,20 @@ func (s *Service) modifyGroup(ctx context.Context, actor Actor, action, id strin
 		if err := writeMembers(ctx, q, gid, before, st.members); err != nil {
 			return Group{}, err
 		}
-		if err := s.applyGroups(ctx, q, affected); err != nil {
+		prev := Group{ScimGroup: cur, Members: members}
+		g, err := getGroup(ctx, q, gid)
+		if err != nil {
 			return Group{}, err
 		}
-		return getGroup(ctx, q, gid)
+		if err := s.recordGroup(ctx, q, "scim.updated", &prev, &g); err != nil {
+			return Group{}, err
+		}
+		return g, s.applyGroups(ctx, q, affected)
 	})
 	if err != nil {
 		return Group{}, err
 	}
-	s.audit(ctx, actor, action, "Group", id)
+	s.logChange(ctx, actor, action, "Group", id)
 	return g, nil
 }
 
@@ -404,11 +417,13 @@ func (s *Service) DeleteGroup(ctx context.Context, actor Actor, id string) error
 	if err != nil {
 		return errNotFound("group")
 	}
+	ctx = actor.as(ctx)
 	_, err = txV(ctx, s, func(q *db.Queries) (struct{}, error) {
 		if err := q.LockWorkspace(ctx); err != nil {
 			return struct{}{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
 		}
-		if _, err := q.LockSCIMGroup(ctx, gid); errors.Is(err, pgx.ErrNoRows) {
+		cur, err := q.LockSCIMGroup(ctx, gid)
+		if errors.Is(err, pgx.ErrNoRows) {
 			return struct{}{}, errNotFound("group")
 		} else if err != nil {
 			return struct{}{}, fmt.Errorf("lock group: %w", store.AdaptError(err))
@@ -427,13 +442,89 @@ func (s *Service) DeleteGroup(ctx context.Context, actor Actor, id string) error
 		if _, err := q.DeleteSCIMGroup(ctx, gid); err != nil {
 			return struct{}{}, fmt.Errorf("delete group: %w", store.AdaptError(err))
 		}
+		if err := s.recordGroup(ctx, q, "scim.deleted", &Group{ScimGroup: cur, Members: members}, nil); err != nil {
+			return struct{}{}, err
+		}
 		return struct{}{}, s.applyGroups(ctx, q, ids)
 	})
 	if err != nil {
 		return err
 	}
-	s.audit(ctx, actor, "delete", "Group", id)
+	s.logChange(ctx, actor, "delete", "Group", id)
 	return nil
+}
+
+// leaveGroups removes user id from every group of theirs, recording each
+// group's change (scim.updated). The caller holds the workspace lock,
+// which every change of a group's members takes first.
+func (s *Service) leaveGroups(ctx context.Context, q *db.Queries, id int64) error {
+	gids, err := q.ListSCIMGroupIDsByMember(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list groups of user: %w", store.AdaptError(err))
+	}
+	var prev []Group
+	for _, gid := range gids {
+		g, err := getGroup(ctx, q, gid)
+		if err != nil {
+			return err
+		}
+		prev = append(prev, g)
+	}
+	if err := q.DeleteSCIMGroupMembershipsByUser(ctx, id); err != nil {
+		return fmt.Errorf("remove group memberships: %w", store.AdaptError(err))
+	}
+	for i := range prev {
+		g, err := getGroup(ctx, q, prev[i].ID)
+		if err != nil {
+			return err
+		}
+		if err := s.recordGroup(ctx, q, "scim.updated", &prev[i], &g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupJSON is a group as the SCIM API shows it, without the schemas and
+// meta that change with every write: what the audit trail records before
+// and after a change of a group.
+type groupJSON struct {
+	ID          string       `json:"id"`
+	DisplayName string       `json:"displayName"`
+	ExternalID  *string      `json:"externalId"`
+	Members     []memberJSON `json:"members"`
+}
+
+type memberJSON struct {
+	Value   string `json:"value"`
+	Display string `json:"display"`
+}
+
+func groupAudit(g Group) groupJSON {
+	out := groupJSON{ID: g.ID.String(), DisplayName: g.DisplayName, ExternalID: g.ExternalID, Members: []memberJSON{}}
+	for _, m := range g.Members {
+		out.Members = append(out.Members, memberJSON{Value: strconv.FormatInt(m.UserID, 10), Display: m.Name})
+	}
+	return out
+}
+
+// recordGroup records a change of a group (scim.created, scim.updated,
+// scim.deleted); before or after is nil for none. An update that leaves
+// the group as it was records nothing: providers resend what they sent.
+func (s *Service) recordGroup(ctx context.Context, q *db.Queries, action string, before, after *Group) error {
+	c := audit.Change{Action: action}
+	var g *Group
+	if before != nil {
+		c.Before, g = groupAudit(*before), before
+	}
+	if after != nil {
+		c.After, g = groupAudit(*after), after
+	}
+	if before != nil && after != nil && reflect.DeepEqual(c.Before, c.After) {
+		return nil
+	}
+	c.Resource = audit.Resource{Type: audit.SCIM, ID: g.ID.String(), Name: audit.Str(g.DisplayName)}
+	return s.trail.Record(ctx, q, c)
 }
 
 // lockForGroups takes the locks a change of group members needs before it

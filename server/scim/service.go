@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -77,20 +78,27 @@ func txV[T any](ctx context.Context, s *Service, fn func(q *db.Queries) (T, erro
 	return v, nil
 }
 
-// audit records one provisioning change. The audit log holds entries of an
-// environment only, so workspace-level changes go to the log at INFO.
-func (s *Service) audit(ctx context.Context, actor Actor, action, resource, id string) {
+// logChange logs one provisioning change at INFO (`scim change`), for
+// operators; the audit trail's entry was written with the change.
+func (s *Service) logChange(ctx context.Context, actor Actor, action, resource, id string) {
 	s.logger.InfoContext(ctx, "scim change", "scim_token_id", actor.TokenID, "scim_token_prefix", actor.Prefix,
 		"action", action, "resource", resource, "resource_id", id)
+}
+
+// as returns ctx naming the SCIM token as the actor of every audit entry
+// recorded under it: the request's own changes and those the group rules
+// make in consequence.
+func (a Actor) as(ctx context.Context) context.Context {
+	return audit.WithActor(ctx, audit.Actor{Kind: audit.ActorSCIM, ID: audit.Str(strconv.FormatInt(a.TokenID, 10)), Label: audit.Str(a.Prefix)})
 }
 
 // applyGroups applies single sign-on's admin groups and group mappings to
 // users whose groups a change altered, in the change's transaction, so
 // that roles follow group membership at once (docs/scim.md, Groups and
-// roles). The caller holds the workspace lock. With single sign-on off it
-// changes nothing.
+// roles); groupsync records what they change. The caller holds the
+// workspace lock. With single sign-on off it changes nothing.
 func (s *Service) applyGroups(ctx context.Context, q *db.Queries, users []int64) error {
-	res, err := groupsync.Apply(ctx, q, users...)
+	res, err := groupsync.Apply(ctx, q, s.trail, users...)
 	if err != nil {
 		return fmt.Errorf("apply group mappings: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -51,7 +53,8 @@ func (s *Service) ListTokens(ctx context.Context, p *auth.Principal) ([]Token, e
 	return tokens, nil
 }
 
-// CreateToken creates a SCIM token (scim_ and 64 hex digits). Workspace admin.
+// CreateToken creates a SCIM token (scim_ and 64 hex digits) and records
+// scim_token.created, never with its value. Workspace admin.
 func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, name string) (NewToken, error) {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return NewToken{}, err
@@ -64,29 +67,70 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, name strin
 	if err != nil {
 		return NewToken{}, err
 	}
-	t, err := db.New(s.pool).CreateSCIMToken(ctx, db.CreateSCIMTokenParams{Name: name, Hash: hash, Prefix: prefix})
+	t, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (Token, error) {
+		row, err := q.CreateSCIMToken(ctx, db.CreateSCIMTokenParams{Name: name, Hash: hash, Prefix: prefix})
+		if err != nil {
+			return Token{}, err
+		}
+		t := Token(row)
+		return t, s.trail.Record(ctx, q, audit.Change{Action: "scim_token.created", Resource: tokenResource(t), After: tokenState(t)})
+	})
 	if err != nil {
 		return NewToken{}, fmt.Errorf("create scim token: %w", store.AdaptError(err))
 	}
 	s.logger.InfoContext(ctx, "scim token created", "scim_token_id", t.ID, "actor_email", p.Email)
-	return NewToken{Token: Token(t), Full: full}, nil
+	return NewToken{Token: t, Full: full}, nil
 }
 
-// DeleteToken revokes a SCIM token: its next request answers 401. Workspace
-// admin.
+// DeleteToken revokes a SCIM token: its next request answers 401. It
+// records scim_token.revoked. Workspace admin.
 func (s *Service) DeleteToken(ctx context.Context, p *auth.Principal, id int64) error {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return err
 	}
-	n, err := db.New(s.pool).DeleteSCIMToken(ctx, id)
+	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		row, err := q.DeleteSCIMToken(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errTokenNotFound
+		}
+		if err != nil {
+			return err
+		}
+		t := Token(row)
+		return s.trail.Record(ctx, q, audit.Change{Action: "scim_token.revoked", Resource: tokenResource(t), Before: tokenState(t)})
+	})
 	if err != nil {
+		if errors.Is(err, errTokenNotFound) {
+			return err
+		}
 		return fmt.Errorf("delete scim token: %w", store.AdaptError(err))
-	}
-	if n == 0 {
-		return errTokenNotFound
 	}
 	s.logger.InfoContext(ctx, "scim token deleted", "scim_token_id", id, "actor_email", p.Email)
 	return nil
+}
+
+// tokenJSON is a SCIM token as the API lists it (GET
+// /api/workspace/scim-tokens): what the audit trail records, never the
+// token itself.
+type tokenJSON struct {
+	ID         int64      `json:"id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+func tokenState(t Token) tokenJSON {
+	out := tokenJSON{ID: t.ID, Name: t.Name, Prefix: t.Prefix, CreatedAt: t.CreatedAt.UTC()}
+	if t.LastUsedAt != nil {
+		at := t.LastUsedAt.UTC()
+		out.LastUsedAt = &at
+	}
+	return out
+}
+
+func tokenResource(t Token) audit.Resource {
+	return audit.Resource{Type: audit.SCIMToken, ID: strconv.FormatInt(t.ID, 10), Key: audit.Str(t.Prefix), Name: audit.Str(t.Name)}
 }
 
 // Authenticate resolves the bearer value of a /scim/v2/ request to its

@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
+	"github.com/switchyard/switchyard/server/groupsync"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -87,6 +88,7 @@ func (s *Service) CreateUser(ctx context.Context, actor Actor, resource map[stri
 	if st.userName == "" {
 		return User{}, errInvalidValue("userName is required")
 	}
+	ctx = actor.as(ctx)
 	u, err := txV(ctx, s, func(q *db.Queries) (User, error) {
 		// A created user may start deactivated; the workspace lock keeps
 		// the admin count of a revived admin consistent, as in modifyUser.
@@ -103,22 +105,27 @@ func (s *Service) CreateUser(ctx context.Context, actor Actor, resource map[stri
 			if err := s.writeUser(ctx, q, created.ID, &st); err != nil {
 				return User{}, err
 			}
-			return getUser(ctx, q, created.ID)
+			return s.recordUser(ctx, q, nil, User{}, created.ID)
 		case err != nil:
 			return User{}, fmt.Errorf("look up user: %w", store.AdaptError(err))
 		case !existing.Deleted:
 			return User{}, errUniqueness("userName is already in use")
 		}
-		// The provider deleted this user and now creates them again.
+		// The provider deleted this user and now creates them again: the
+		// user row never went, so this reactivates or updates it.
+		before, err := groupsync.LockUser(ctx, q, existing.ID)
+		if err != nil {
+			return User{}, err
+		}
 		if err := s.update(ctx, q, existing.ID, &st); err != nil {
 			return User{}, err
 		}
-		return getUser(ctx, q, existing.ID)
+		return s.recordUser(ctx, q, &before, User{}, existing.ID)
 	})
 	if err != nil {
 		return User{}, err
 	}
-	s.audit(ctx, actor, "create", "User", strconv.FormatInt(u.ID, 10))
+	s.logChange(ctx, actor, "create", "User", strconv.FormatInt(u.ID, 10))
 	return u, nil
 }
 
@@ -148,6 +155,7 @@ func (s *Service) modifyUser(ctx context.Context, actor Actor, action, id string
 	if err != nil {
 		return User{}, errNotFound("user")
 	}
+	ctx = actor.as(ctx)
 	u, err := txV(ctx, s, func(q *db.Queries) (User, error) {
 		// The workspace lock first, as identity takes it: a deactivation
 		// counts the active admins one after another.
@@ -158,6 +166,10 @@ func (s *Service) modifyUser(ctx context.Context, actor Actor, action, id string
 		if err != nil {
 			return User{}, err
 		}
+		before, err := groupsync.LockUser(ctx, q, n)
+		if err != nil {
+			return User{}, err
+		}
 		st := userState{userName: cur.Email, current: cur.Name, given: cur.GivenName, family: cur.FamilyName, externalID: cur.ExternalID, active: cur.Active}
 		if err := change(&st); err != nil {
 			return User{}, err
@@ -165,13 +177,49 @@ func (s *Service) modifyUser(ctx context.Context, actor Actor, action, id string
 		if err := s.update(ctx, q, n, &st); err != nil {
 			return User{}, err
 		}
-		return getUser(ctx, q, n)
+		return s.recordUser(ctx, q, &before, cur, n)
 	})
 	if err != nil {
 		return User{}, err
 	}
-	s.audit(ctx, actor, action, "User", id)
+	s.logChange(ctx, actor, action, "User", id)
 	return u, nil
+}
+
+// recordUser records what a SCIM request did to user id, whose state
+// before it was before (nil for a user it created) and, as SCIM saw them,
+// prev: user.created, user.deactivated, user.reactivated, or user.updated
+// when anything else changed, SCIM's own attributes (externalId, the parts
+// of the name) included; nothing when nothing changed. Before and after
+// are the user as the API shows them. It returns the user as SCIM sees
+// them now.
+func (s *Service) recordUser(ctx context.Context, q *db.Queries, before *groupsync.User, prev User, id int64) (User, error) {
+	now, err := getUser(ctx, q, id)
+	if err != nil {
+		return User{}, err
+	}
+	after, err := groupsync.LockUser(ctx, q, id)
+	if err != nil {
+		return User{}, err
+	}
+	action := "user.updated"
+	switch {
+	case before == nil:
+		action = "user.created"
+	case before.Active && !after.Active:
+		action = "user.deactivated"
+	case !before.Active && after.Active:
+		action = "user.reactivated"
+	case *before == after && sameSCIMAttrs(prev, now):
+		return now, nil
+	}
+	return now, groupsync.RecordUser(ctx, q, s.trail, action, before, &after)
+}
+
+// sameSCIMAttrs reports whether a and b hold the same SCIM-only attributes.
+func sameSCIMAttrs(a, b User) bool {
+	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return eq(a.ExternalID, b.ExternalID) && eq(a.GivenName, b.GivenName) && eq(a.FamilyName, b.FamilyName)
 }
 
 // update writes st to user id: name, e-mail, activation and the SCIM
@@ -237,12 +285,15 @@ func deactivate(ctx context.Context, q *db.Queries, u db.LockUserRow) error {
 // DeleteUser deactivates a user and removes their project and group
 // memberships and the groups of their last sign-in, and applies the group
 // rules to what is left (no groups: no workspace admin through an admin
-// group). The row stays, for the audit log; SCIM no longer finds it.
+// group). The row stays, for the audit trail; SCIM no longer finds it. It
+// records user.deleted (after: the user as they stay, deactivated), a
+// member.deleted per membership and a scim.updated per group they left.
 func (s *Service) DeleteUser(ctx context.Context, actor Actor, id string) error {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
 		return errNotFound("user")
 	}
+	ctx = actor.as(ctx)
 	_, err = txV(ctx, s, func(q *db.Queries) (struct{}, error) {
 		if err := q.LockWorkspace(ctx); err != nil {
 			return struct{}{}, fmt.Errorf("lock workspace: %w", store.AdaptError(err))
@@ -255,16 +306,20 @@ func (s *Service) DeleteUser(ctx context.Context, actor Actor, id string) error 
 		if err != nil {
 			return struct{}{}, fmt.Errorf("lock user: %w", store.AdaptError(err))
 		}
+		before, err := groupsync.LockUser(ctx, q, n)
+		if err != nil {
+			return struct{}{}, err
+		}
 		if u.Active {
 			if err := deactivate(ctx, q, u); err != nil {
 				return struct{}{}, err
 			}
 		}
-		if err := q.DeleteMembershipsByUser(ctx, n); err != nil {
-			return struct{}{}, fmt.Errorf("remove memberships: %w", store.AdaptError(err))
+		if err := groupsync.RemoveMemberships(ctx, q, s.trail, before); err != nil {
+			return struct{}{}, err
 		}
-		if err := q.DeleteSCIMGroupMembershipsByUser(ctx, n); err != nil {
-			return struct{}{}, fmt.Errorf("remove group memberships: %w", store.AdaptError(err))
+		if err := s.leaveGroups(ctx, q, n); err != nil {
+			return struct{}{}, err
 		}
 		if err := q.SetUserSSOGroups(ctx, db.SetUserSSOGroupsParams{ID: n, Groups: []string{}}); err != nil {
 			return struct{}{}, fmt.Errorf("forget sso groups: %w", store.AdaptError(err))
@@ -276,12 +331,16 @@ func (s *Service) DeleteUser(ctx context.Context, actor Actor, id string) error 
 		if err != nil {
 			return struct{}{}, fmt.Errorf("mark user deleted: %w", store.AdaptError(err))
 		}
-		return struct{}{}, nil
+		after, err := groupsync.LockUser(ctx, q, n)
+		if err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, groupsync.RecordUser(ctx, q, s.trail, "user.deleted", &before, &after)
 	})
 	if err != nil {
 		return err
 	}
-	s.audit(ctx, actor, "delete", "User", id)
+	s.logChange(ctx, actor, "delete", "User", id)
 	return nil
 }
 

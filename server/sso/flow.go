@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -154,8 +156,58 @@ type Result struct {
 }
 
 // Finish completes a sign-in (docs/security.md, Single sign-on). Every
-// failure is a *Failure; none leaves anything behind but the used state.
+// failure is a *Failure; none leaves anything behind but the used state and
+// its audit entry, auth.login_failed, written in a transaction of its own
+// (the sign-in's, when there was one, rolled back). A sign-in records
+// auth.login, and whatever it changed, in the sign-in's transaction.
 func (s *Service) Finish(ctx context.Context, in CallbackInput) (Result, error) {
+	var email string // the address the sign-in tried, once known
+	res, err := s.finish(ctx, in, &email)
+	var f *Failure
+	if errors.As(err, &f) {
+		if rerr := s.recordFailure(ctx, f.Code, email); rerr != nil {
+			// The sign-in is refused all the same: the caller logs the
+			// refusal, and this that its entry is missing.
+			s.logger.ErrorContext(ctx, "record sso sign-in failure", "code", f.Code, "err", rerr.Error())
+		}
+	}
+	return res, err
+}
+
+// authResource is the resource of a sign-in's entries, as for password
+// sign-ins: the user when the address has one, else the address tried
+// (empty when the provider named none).
+func authResource(userID int64, email string) audit.Resource {
+	id := email
+	if userID != 0 {
+		id = strconv.FormatInt(userID, 10)
+	}
+	return audit.Resource{Type: audit.Auth, ID: id}
+}
+
+// recordFailure records a refused sign-in, by an anonymous actor with the
+// address tried when the provider named one.
+func (s *Service) recordFailure(ctx context.Context, code, email string) error {
+	actor := audit.Actor{Kind: audit.ActorAnonymous, Email: audit.Str(email)}
+	return store.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		var userID int64
+		if email != "" {
+			u, err := q.GetUserByEmailForUpdate(ctx, email)
+			switch {
+			case err == nil:
+				userID = u.ID
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+		}
+		return s.trail.Record(ctx, q, audit.Change{
+			Action: "auth.login_failed", Resource: authResource(userID, email), Actor: &actor,
+			After: map[string]string{"method": "sso", "error": code},
+		})
+	})
+}
+
+func (s *Service) finish(ctx context.Context, in CallbackInput, email *string) (Result, error) {
 	st, err := s.openCookie(in.Cookie)
 	if err != nil {
 		return Result{}, err
@@ -177,6 +229,7 @@ func (s *Service) Finish(ctx context.Context, in CallbackInput) (Result, error) 
 		return Result{}, fmt.Errorf("finish sso: %w", err)
 	}
 	cl, err := s.verify(ctx, row, in.Code, st)
+	*email = cl.Email
 	if err != nil {
 		return Result{}, err
 	}
@@ -309,7 +362,7 @@ func (s *Service) verify(ctx context.Context, row db.WorkspaceSso, code string, 
 		return claims{}, fail(CodeToken, "no email claim")
 	}
 	if verifiedFalse(all["email_verified"]) {
-		return claims{}, fail(CodeToken, "email not verified")
+		return claims{Email: cl.Email}, fail(CodeToken, "email not verified") // the address tried, for the audit entry
 	}
 	cl.Name, _ = all["name"].(string)
 	if strings.TrimSpace(cl.Name) == "" {

@@ -1,7 +1,9 @@
 package sso
 
 import (
+	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/groupsync"
 	"github.com/switchyard/switchyard/server/store"
@@ -47,19 +50,21 @@ type SettingsInput struct {
 	PasswordLogin       *string
 }
 
-// Settings are the stored settings as the API shows them: never the secret.
+// Settings are the stored settings as the API shows them (GET
+// /api/workspace/sso), never the secret: also what the audit trail records
+// before and after a change.
 type Settings struct {
-	Issuer              string
-	ClientID            string
-	ClientSecretSet     bool
-	Scopes              []string
-	GroupsClaim         string
-	AllowedEmailDomains []string
-	AutoProvision       bool
-	GroupMappings       []GroupMapping
-	AdminGroups         []string
-	PasswordLogin       string
-	RedirectURI         string
+	Issuer              string         `json:"issuer"`
+	ClientID            string         `json:"client_id"`
+	ClientSecretSet     bool           `json:"client_secret_set"`
+	Scopes              []string       `json:"scopes"`
+	GroupsClaim         string         `json:"groups_claim"`
+	AllowedEmailDomains []string       `json:"allowed_email_domains"`
+	AutoProvision       bool           `json:"auto_provision"`
+	GroupMappings       []GroupMapping `json:"group_mappings"`
+	AdminGroups         []string       `json:"admin_groups"`
+	PasswordLogin       string         `json:"password_login"`
+	RedirectURI         string         `json:"redirect_uri"`
 }
 
 // Info is what the sign-in page needs to know.
@@ -104,7 +109,10 @@ func (s *Service) settings(row db.WorkspaceSso) (Settings, error) {
 
 // Put stores the settings (workspace admin) after checking that the issuer
 // serves a discovery document naming itself and a key set: an administrator
-// learns of a typo now, not at the first sign-in (docs/sso.md).
+// learns of a typo now, not at the first sign-in (docs/sso.md). The change
+// is an audit entry in the same transaction: sso.created or sso.updated,
+// before and after as GET shows them; a PUT that changes nothing, the
+// secret included, records nothing.
 func (s *Service) Put(ctx context.Context, p *auth.Principal, in SettingsInput) (Settings, error) {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return Settings{}, err
@@ -132,23 +140,70 @@ func (s *Service) Put(ctx context.Context, p *auth.Principal, in SettingsInput) 
 		if err := probs.Err(); err != nil {
 			return db.WorkspaceSso{}, err
 		}
-		return q.UpsertWorkspaceSSO(ctx, params)
+		// The workspace lock orders concurrent writes of the settings, so
+		// that each entry's before is what the write replaced.
+		if err := q.LockWorkspace(ctx); err != nil {
+			return db.WorkspaceSso{}, err
+		}
+		prev, err := q.GetWorkspaceSSO(ctx)
+		had := err == nil
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return db.WorkspaceSso{}, err
+		}
+		row, err := q.UpsertWorkspaceSSO(ctx, params)
+		if err != nil {
+			return db.WorkspaceSso{}, err
+		}
+		after, err := s.settings(row)
+		if err != nil {
+			return db.WorkspaceSso{}, err
+		}
+		c := audit.Change{Action: "sso.created", Resource: ssoResource, After: after}
+		if had {
+			before, err := s.settings(prev)
+			if err != nil {
+				return db.WorkspaceSso{}, err
+			}
+			if sameJSON(before, after) && s.sameSecret(prev, in.ClientSecret) {
+				return row, nil
+			}
+			c.Action, c.Before = "sso.updated", before
+		}
+		return row, s.trail.Record(ctx, q, c)
 	})
 	if err != nil {
 		return Settings{}, fmt.Errorf("put sso settings: %w", err)
 	}
 	s.forget(row.Issuer)
-	// The audit log is kept per environment, and these settings belong to
-	// none: the change is logged instead, without the secret.
 	s.logger.InfoContext(ctx, "sso settings changed", "actor_email", p.Email, "issuer", row.Issuer,
 		"client_id", row.ClientID, "password_login", row.PasswordLogin, "auto_provision", row.AutoProvision)
 	return s.settings(row)
 }
 
+// ssoResource is the resource of the settings' audit entries: there is one.
+var ssoResource = audit.Resource{Type: audit.SSO, ID: "sso"}
+
+// sameJSON reports whether a and b encode alike: whether an entry's before
+// and after would be the same.
+func sameJSON(a, b any) bool {
+	x, errX := json.Marshal(a)
+	y, errY := json.Marshal(b)
+	return errX == nil && errY == nil && bytes.Equal(x, y)
+}
+
+// sameSecret reports whether the stored settings row seals secret. A secret
+// that cannot be opened (SESSION_SECRET changed) counts as another one.
+func (s *Service) sameSecret(row db.WorkspaceSso, secret string) bool {
+	old, err := s.secrets.Open(row.ClientSecretSealed)
+	return err == nil && subtle.ConstantTimeCompare(old, []byte(secret)) == 1
+}
+
 // validate applies the defaults and checks what the schema cannot.
 func (s *Service) validate(in SettingsInput) (db.UpsertWorkspaceSSOParams, error) {
 	var probs apperr.Problems
-	issuer := strings.TrimRight(strings.TrimSpace(in.Issuer), "/")
+	// As given, a trailing slash included: OpenID Connect compares issuers
+	// as exact strings (docs/sso.md, The issuer).
+	issuer := strings.TrimSpace(in.Issuer)
 	if !validIssuer(issuer) {
 		probs.Add("issuer", "must be an http or https URL without query or fragment")
 	}
@@ -235,7 +290,7 @@ func (s *Service) Test(ctx context.Context, p *auth.Principal, issuer string) (D
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return Discovery{}, err
 	}
-	issuer = strings.TrimRight(strings.TrimSpace(issuer), "/")
+	issuer = strings.TrimSpace(issuer)
 	if !validIssuer(issuer) {
 		var probs apperr.Problems
 		probs.Add("issuer", "must be an http or https URL without query or fragment")
@@ -250,7 +305,12 @@ func validIssuer(issuer string) bool {
 }
 
 // discover fetches the discovery document and the key set it names.
-// go-oidc refuses a document whose issuer is not the one asked for.
+// go-oidc fetches the document at the issuer, less a trailing slash,
+// followed by /.well-known/openid-configuration (OpenID Connect Discovery
+// 1.0, section 4), and refuses a document whose issuer is not the one asked
+// for, byte for byte, as ID tokens are checked later. A document whose
+// issuer differs only by a trailing slash names the issuer to use instead:
+// that is the usual mistake (every Auth0 tenant's issuer ends with one).
 func (s *Service) discover(ctx context.Context, issuer string) (Discovery, error) {
 	bad := func(err error) (Discovery, error) {
 		e := apperr.Wrap(apperr.Invalid, "issuer: the provider's discovery document or keys cannot be fetched, or name another issuer", err)
@@ -258,6 +318,13 @@ func (s *Service) discover(ctx context.Context, issuer string) (Discovery, error
 		return Discovery{}, e
 	}
 	p, err := oidc.NewProvider(s.providerCtx(ctx), issuer)
+	var mismatch *oidc.IssuerMismatchError
+	if errors.As(err, &mismatch) && strings.TrimSuffix(mismatch.Discovered, "/") == strings.TrimSuffix(issuer, "/") {
+		msg := fmt.Sprintf("the provider names itself %q — use that", mismatch.Discovered)
+		e := apperr.Wrap(apperr.Invalid, "issuer: "+msg, err)
+		e.Details = []apperr.Detail{{Field: "issuer", Message: msg}}
+		return Discovery{}, e
+	}
 	if err != nil {
 		return bad(err)
 	}
@@ -287,14 +354,31 @@ func (s *Service) discover(ctx context.Context, issuer string) (Discovery, error
 	return doc, nil
 }
 
-// Delete turns single sign-on off (workspace admin).
+// Delete turns single sign-on off (workspace admin), recording sso.deleted
+// with the settings it removed.
 func (s *Service) Delete(ctx context.Context, p *auth.Principal) error {
 	if err := access.RequireWorkspaceAdmin(p, access.Admin); err != nil {
 		return err
 	}
 	err := store.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		_, err := q.DeleteWorkspaceSSO(ctx)
-		return err
+		if err := q.LockWorkspace(ctx); err != nil {
+			return err
+		}
+		prev, err := q.GetWorkspaceSSO(ctx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // already off: nothing changes, nothing to record
+		}
+		if err != nil {
+			return err
+		}
+		before, err := s.settings(prev)
+		if err != nil {
+			return err
+		}
+		if _, err := q.DeleteWorkspaceSSO(ctx); err != nil {
+			return err
+		}
+		return s.trail.Record(ctx, q, audit.Change{Action: "sso.deleted", Resource: ssoResource, Before: before})
 	})
 	if err != nil {
 		return fmt.Errorf("delete sso settings: %w", err)

@@ -52,8 +52,13 @@ type Switches struct {
 // Provider is a running OpenID Provider.
 type Provider struct {
 	*storage.Storage
-	// URL is the issuer: the provider's base URL.
+	// URL is the issuer, exactly as the provider names itself in its
+	// discovery document and its ID tokens: Base, with a trailing slash
+	// when Config.TrailingSlash is set.
 	URL string
+	// Base is the provider's address, http://host:port, without a
+	// trailing slash: the base of its endpoints and its login page.
+	Base string
 
 	srv *http.Server
 
@@ -64,20 +69,41 @@ type Provider struct {
 	switches Switches
 }
 
+// Config holds a provider's settings; the zero value is a provider with no
+// clients whose issuer has no trailing slash.
+type Config struct {
+	Clients []Client
+	// TrailingSlash makes the issuer the base URL followed by a slash
+	// (http://127.0.0.1:port/), as many providers name theirs (every Auth0
+	// tenant does, and so does zitadel's example provider): the discovery
+	// document and the ID tokens' iss say it so, and its endpoints stay
+	// under the base URL.
+	TrailingSlash bool
+}
+
 // Listen starts a provider on addr ("127.0.0.1:0" for any free port) that
 // knows the given clients.
 func Listen(addr string, clients ...Client) (*Provider, error) {
+	return Start(addr, Config{Clients: clients})
+}
+
+// Start starts a provider on addr with cfg.
+func Start(addr string, cfg Config) (*Provider, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{URL: "http://" + ln.Addr().String(), users: map[string]*User{}}
+	base := "http://" + ln.Addr().String()
+	p := &Provider{URL: base, Base: base, users: map[string]*User{}}
+	if cfg.TrailingSlash {
+		p.URL += "/"
+	}
 	if err := p.Rotate(); err != nil {
 		ln.Close()
 		return nil, err
 	}
 	registered := map[string]*storage.Client{}
-	for _, c := range clients {
+	for _, c := range cfg.Clients {
 		registered[c.ID] = storage.WebClient(c.ID, c.Secret, c.RedirectURIs...)
 	}
 	p.Storage = storage.NewStorageWithClients(users{p}, registered)

@@ -42,6 +42,7 @@ func main() {
 	client := flag.String("client", "switchyard:secret", "the relying party, id:secret")
 	redirect := flag.String("redirect", "", "the relying party's redirect URI")
 	verbose := flag.Bool("v", false, "log every request to standard error")
+	slash := flag.Bool("trailing-slash", false, "name the issuer with a trailing slash, as Auth0 does")
 	var us users
 	flag.Var(&us, "user", "a user, subject|email|name|group,group (repeatable)")
 	flag.Parse()
@@ -56,7 +57,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	p, err := testop.Listen(*addr, testop.Client{ID: id, Secret: secret, RedirectURIs: []string{*redirect}})
+	p, err := testop.Start(*addr, testop.Config{
+		Clients:       []testop.Client{{ID: id, Secret: secret, RedirectURIs: []string{*redirect}}},
+		TrailingSlash: *slash,
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testop:", err)
 		os.Exit(1)
