@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/audit"
+	"github.com/switchyard/switchyard/server/groupsync"
 )
 
 // Every write of identity is an entry of the workspace audit trail, recorded
@@ -94,29 +95,17 @@ func sdkKeyListing(k db.SDKKey, envName string) sdkKeyState {
 	}
 }
 
-// memberState is a project membership as the API shows it.
-type memberState struct {
-	UserID int64  `json:"user_id"`
-	Name   string `json:"name"`
-	Email  string `json:"email"`
-	Role   string `json:"role"`
-}
+// memberState is a project membership as the API shows it; the one type
+// every writer of member entries records.
+type memberState = groupsync.Member
 
 func memberView(m db.ListMembersRow) memberState {
 	return memberState{UserID: m.UserID, Name: m.Name, Email: m.Email, Role: m.Role}
 }
 
-// userState is a workspace user as the API shows it: never the password
-// hash.
-type userState struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Email     string    `json:"email"`
-	Role      string    `json:"role"`
-	Active    bool      `json:"active"`
-	SSOLinked bool      `json:"sso_linked"`
-	CreatedAt time.Time `json:"created_at"`
-}
+// userState is a workspace user as the API shows it (never the password
+// hash); the one type every writer of user entries records.
+type userState = groupsync.User
 
 func userView(u db.ListUsersRow) userState {
 	return userState{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, Active: u.Active, SSOLinked: u.SsoLinked, CreatedAt: u.CreatedAt.UTC()}
