@@ -2213,12 +2213,12 @@ type WorkspaceAuditEntry struct {
 	Actor  AuditActor `json:"actor"`
 
 	// After The resource's API representation after the change; null for a deletion.
-	After interface{} `json:"after"`
-	At    time.Time   `json:"at"`
+	After *map[string]interface{} `json:"after"`
+	At    time.Time               `json:"at"`
 
 	// Before The resource's API representation before the change (secrets never included); null for a creation or an event.
-	Before        interface{}         `json:"before"`
-	EnvironmentId *openapi_types.UUID `json:"environment_id"`
+	Before        *map[string]interface{} `json:"before"`
+	EnvironmentId *openapi_types.UUID     `json:"environment_id"`
 
 	// Hash Hex SHA-256 over the previous entry's hash and this entry's canonical bytes; null until sealed, seconds after the commit.
 	Hash *string `json:"hash"`

@@ -1824,12 +1824,12 @@ type WorkspaceAuditEntry struct {
 	Actor  AuditActor `json:"actor"`
 
 	// After The resource's API representation after the change; null for a deletion.
-	After nullable.Nullable[interface{}] `json:"after"`
-	At    time.Time                      `json:"at"`
+	After nullable.Nullable[map[string]interface{}] `json:"after"`
+	At    time.Time                                 `json:"at"`
 
 	// Before The resource's API representation before the change (secrets never included); null for a creation or an event.
-	Before        nullable.Nullable[interface{}]        `json:"before"`
-	EnvironmentId nullable.Nullable[openapi_types.UUID] `json:"environment_id"`
+	Before        nullable.Nullable[map[string]interface{}] `json:"before"`
+	EnvironmentId nullable.Nullable[openapi_types.UUID]     `json:"environment_id"`
 
 	// Hash Hex SHA-256 over the previous entry's hash and this entry's canonical bytes; null until sealed, seconds after the commit.
 	Hash nullable.Nullable[string] `json:"hash"`

@@ -3095,9 +3095,13 @@ export interface components {
             /** Format: uuid */
             environment_id: string | null;
             /** @description The resource's API representation before the change (secrets never included); null for a creation or an event. */
-            before: unknown;
+            before: {
+                [key: string]: unknown;
+            } | null;
             /** @description The resource's API representation after the change; null for a deletion. */
-            after: unknown;
+            after: {
+                [key: string]: unknown;
+            } | null;
             request: components["schemas"]["AuditRequest"];
             /** @description Hex SHA-256 over the previous entry's hash and this entry's canonical bytes; null until sealed, seconds after the commit. */
             hash: string | null;
