@@ -61,13 +61,15 @@ $$;
 -- +goose StatementEnd
 
 -- The transactions (virtual transaction ids) that hold the writers' shared
--- advisory lock now: the key 8117240063094512301 of queries/trail.sql's
+-- advisory lock now, in this database (advisory locks are per database,
+-- pg_locks is the whole server's): the key 8117240063094512301 of queries/trail.sql's
 -- NextTrailID, which pg_locks shows split into its two 32-bit halves.
 -- +goose StatementBegin
 CREATE FUNCTION audit_trail_writers() RETURNS SETOF text
 LANGUAGE sql STABLE AS $$
     SELECT virtualtransaction FROM pg_locks
     WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND ((classid::bigint << 32) | objid::bigint) = 8117240063094512301
 $$;
 -- +goose StatementEnd

@@ -167,7 +167,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 			rt.close()
 		}
 	}()
-	trail := audit.New(audit.KeyFrom(cfg.AuditKey), o.now)
+	trail := audit.New(audit.KeyFrom(cfg.TrailKey()), o.now)
 	if o.noTrail {
 		trail = audit.Disabled()
 	}

@@ -241,7 +241,10 @@ func (w *bodyWorld) fingerprint(t *testing.T) map[string]string {
 	ctx := context.Background()
 	pool := w.s.DB(t)
 	if w.queries == "" {
-		rows, err := pool.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'goose_db_version' ORDER BY 1`)
+		// The audit trail's sealer writes hashes in the background, whatever
+		// the request did: its two tables are left out.
+		rows, err := pool.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'
+			AND tablename NOT IN ('goose_db_version', 'audit_trail_hashes', 'audit_trail_head') ORDER BY 1`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,8 +96,9 @@ type Config struct {
 	// 1,000,000, the Go SDK's; 0 records one impression per evaluation.
 	OFREPExposureMemory int
 	// AuditKey (AUDIT_KEY) keys the MAC of every audit trail entry
-	// (docs/audit.md); SessionSecret when unset, so set it before
-	// rotating SESSION_SECRET if older entries are to stay verifiable.
+	// (docs/audit.md); empty when unset, and TrailKey then falls back to
+	// SessionSecret, so set it before rotating SESSION_SECRET if older
+	// entries are to stay verifiable.
 	AuditKey string
 	// AuditRetentionDays (AUDIT_RETENTION_DAYS) is how many days of the audit
 	// trail are kept; 0 (unset) keeps it forever.
@@ -143,7 +144,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		MetricsAddr:      get("METRICS_ADDR", ""),
 		MetricsToken:     get("METRICS_TOKEN", ""),
 	}
-	c.AuditKey = get("AUDIT_KEY", c.SessionSecret)
+	c.AuditKey = get("AUDIT_KEY", "")
 
 	c.DatabaseURL = get("DATABASE_URL", "")
 	if c.DatabaseURL == "" {
@@ -224,6 +225,15 @@ func (c Config) Validate() (warnings []string, err error) {
 		warnings = append(warnings, "only one of ADMIN_EMAIL and ADMIN_PASSWORD is set: no admin will be created from them")
 	}
 	return warnings, nil
+}
+
+// TrailKey is the secret the audit trail's MAC key derives from: AUDIT_KEY,
+// else SESSION_SECRET.
+func (c Config) TrailKey() string {
+	if c.AuditKey != "" {
+		return c.AuditKey
+	}
+	return c.SessionSecret
 }
 
 // Addr returns the listen address, host:port, for net.Listen.
