@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -30,6 +31,64 @@ type InsertAuditEntryParams struct {
 func (q *Queries) InsertAuditEntry(ctx context.Context, arg InsertAuditEntryParams) error {
 	_, err := q.db.Exec(ctx, insertAuditEntry,
 		arg.EnvironmentID,
+		arg.FlagKey,
+		arg.ActorEmail,
+		arg.Action,
+		arg.BeforeData,
+		arg.AfterData,
+		arg.Metadata,
+	)
+	return err
+}
+
+const insertFlagAuditEntries = `-- name: InsertFlagAuditEntries :exec
+WITH logged AS (
+    INSERT INTO audit_entries (environment_id, flag_key, actor_email, action, before_data, after_data, metadata)
+    VALUES ($10, $13, $14, $15, $16, $17, $18)
+)
+INSERT INTO audit_trail (id, at, action, actor_kind, actor_email, actor_label, resource_type, resource_id,
+                         project_id, environment_id, body, mac)
+VALUES ($1, $2, $3, $4, $5, $6,
+        $7, $8, $9, $10, $11, $12)
+`
+
+type InsertFlagAuditEntriesParams struct {
+	TrailID           int64
+	TrailAt           time.Time
+	TrailAction       string
+	TrailActorKind    string
+	TrailActorEmail   *string
+	TrailActorLabel   *string
+	TrailResourceType string
+	TrailResourceID   string
+	TrailProjectID    *uuid.UUID
+	EnvironmentID     *uuid.UUID
+	TrailBody         []byte
+	TrailMac          []byte
+	FlagKey           string
+	ActorEmail        string
+	Action            string
+	BeforeData        json.RawMessage
+	AfterData         json.RawMessage
+	Metadata          json.RawMessage
+}
+
+// A flag write's entry in its environment's log (InsertAuditEntry) and in
+// the workspace trail (InsertTrailEntry), in one statement.
+func (q *Queries) InsertFlagAuditEntries(ctx context.Context, arg InsertFlagAuditEntriesParams) error {
+	_, err := q.db.Exec(ctx, insertFlagAuditEntries,
+		arg.TrailID,
+		arg.TrailAt,
+		arg.TrailAction,
+		arg.TrailActorKind,
+		arg.TrailActorEmail,
+		arg.TrailActorLabel,
+		arg.TrailResourceType,
+		arg.TrailResourceID,
+		arg.TrailProjectID,
+		arg.EnvironmentID,
+		arg.TrailBody,
+		arg.TrailMac,
 		arg.FlagKey,
 		arg.ActorEmail,
 		arg.Action,

@@ -12,6 +12,17 @@ SELECT * FROM flags WHERE environment_id = @environment_id AND key = @key;
 -- Read-modify-write starts here: the row stays locked until the transaction ends.
 SELECT * FROM flags WHERE environment_id = @environment_id AND key = @key FOR UPDATE;
 
+-- name: LockFlagTakingTrailID :one
+-- LockFlag, and the id of the trail entry the write will record, taken as
+-- NextTrailID takes it (the writers' shared lock first): a flag write then
+-- spends no round trip of its own on the trail (InsertFlagAuditEntries).
+SELECT sqlc.embed(f), w.id::bigint AS trail_id
+FROM flags f,
+     (SELECT nextval('audit_trail_id_seq') AS id
+      FROM (SELECT pg_advisory_xact_lock_shared(8117240063094512301)) AS writer) AS w
+WHERE f.environment_id = @environment_id AND f.key = @key
+FOR UPDATE OF f;
+
 -- name: InsertFlag :one
 INSERT INTO flags (environment_id, key, is_enabled, rollout_percentage, description, flag_type,
                    default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, client_side)

@@ -49,11 +49,12 @@ const (
 func main() {
 	adminURL := flag.String("db", os.Getenv("TEST_DATABASE_URL"), "PostgreSQL URL of a database whose role may create databases")
 	entries := flag.Int("entries", 1_000_000, "audit entries to load for the read and verification measurements")
-	writes := flag.Int("writes", 1000, "flag writes per server (with and without the trail)")
+	writes := flag.Int("writes", 1000, "flag writes per server (with and without the trail) in each round")
+	rounds := flag.Int("rounds", 5, "rounds of flag writes")
 	reads := flag.Int("reads", 200, "requests per filter")
 	keep := flag.Bool("keep", false, "keep the scratch database "+dbName+" afterwards")
 	flag.Parse()
-	err := run(context.Background(), *adminURL, *entries, *writes, *reads)
+	err := run(context.Background(), *adminURL, *entries, *writes, *rounds, *reads)
 	if !*keep {
 		err = errors.Join(err, dropDatabase(context.Background(), *adminURL))
 	}
@@ -63,7 +64,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, adminURL string, entries, writes, reads int) error {
+func run(ctx context.Context, adminURL string, entries, writes, rounds, reads int) error {
 	dbURL, err := freshDatabase(ctx, adminURL)
 	if err != nil {
 		return err
@@ -92,15 +93,20 @@ func run(ctx context.Context, adminURL string, entries, writes, reads int) error
 	}
 	c := client{token: token}
 
-	fmt.Printf("flag writes: PATCH, %d per server, interleaved rounds of 100\n", writes)
-	onLat, offLat, err := measureWrites(ctx, c, with, without, envID, writes)
-	if err != nil {
-		return err
+	fmt.Printf("flag writes: PATCH, %d per server, one on each in turn, %d rounds\n", writes, rounds)
+	var added []float64
+	for r := range rounds {
+		onLat, offLat, err := measureWrites(ctx, c, with, without, envID, writes)
+		if err != nil {
+			return err
+		}
+		p50 := 100 * (float64(pct(onLat, 50))/float64(pct(offLat, 50)) - 1)
+		p99 := 100 * (float64(pct(onLat, 99))/float64(pct(offLat, 99)) - 1)
+		added = append(added, p50, p99)
+		fmt.Printf("  round %d  without p50 %5.2f ms p99 %6.2f ms  with p50 %5.2f ms p99 %6.2f ms  the trail adds p50 %+5.1f %% p99 %+5.1f %%\n",
+			r+1, ms(pct(offLat, 50)), ms(pct(offLat, 99)), ms(pct(onLat, 50)), ms(pct(onLat, 99)), p50, p99)
 	}
-	fmt.Printf("  %-22s p50 %7.2f ms  p99 %7.2f ms\n", "without the trail", ms(pct(offLat, 50)), ms(pct(offLat, 99)))
-	fmt.Printf("  %-22s p50 %7.2f ms  p99 %7.2f ms\n", "with the trail", ms(pct(onLat, 50)), ms(pct(onLat, 99)))
-	fmt.Printf("  %-22s p50 %+6.1f %%    p99 %+6.1f %%\n", "the trail adds",
-		100*(float64(pct(onLat, 50))/float64(pct(offLat, 50))-1), 100*(float64(pct(onLat, 99))/float64(pct(offLat, 99))-1))
+	fmt.Printf("  the trail adds, median of the rounds: p50 %+5.1f %%  p99 %+5.1f %%\n", median(added, 0), median(added, 1))
 
 	start := time.Now()
 	if err := load(ctx, pool, entries, projectID, envID); err != nil {
@@ -260,7 +266,7 @@ func (c client) get(ctx context.Context, base, path string, out any) error {
 	return c.do(ctx, http.MethodGet, base+path, nil, out)
 }
 
-// measureWrites PATCHes one flag per server, alternating rounds of 100.
+// measureWrites PATCHes one flag per server, n times each after a warm-up.
 func measureWrites(ctx context.Context, c client, with, without string, envID uuid.UUID, n int) (on, off []time.Duration, err error) {
 	flags := map[string]string{with: "bench-with", without: "bench-without"}
 	for base, key := range flags {
@@ -269,22 +275,26 @@ func measureWrites(ctx context.Context, c client, with, without string, envID uu
 			return nil, nil, err
 		}
 	}
-	for i := 0; i < n+100; i += 100 {
-		for _, base := range []string{with, without} {
-			for j := range 100 {
-				t0 := time.Now()
-				patch := map[string]any{"rollout_percentage": (i + j) % 101}
-				if err := c.do(ctx, http.MethodPatch, base+"/api/environments/"+envID.String()+"/flags/"+flags[base], patch, nil); err != nil {
-					return nil, nil, err
-				}
-				if i == 0 {
-					continue // the first round warms both up
-				}
-				if base == with {
-					on = append(on, time.Since(t0))
-				} else {
-					off = append(off, time.Since(t0))
-				}
+	// One write on each server in turn, the order swapped every time, so
+	// that neither gains from going first and drift on a busy machine falls
+	// on both alike; the first 100 of each warm both up.
+	for i := range n + 100 {
+		order := []string{with, without}
+		if i%2 == 1 {
+			order[0], order[1] = without, with
+		}
+		for _, base := range order {
+			t0 := time.Now()
+			patch := map[string]any{"rollout_percentage": i % 101}
+			if err := c.do(ctx, http.MethodPatch, base+"/api/environments/"+envID.String()+"/flags/"+flags[base], patch, nil); err != nil {
+				return nil, nil, err
+			}
+			switch {
+			case i < 100:
+			case base == with:
+				on = append(on, time.Since(t0))
+			default:
+				off = append(off, time.Since(t0))
 			}
 		}
 	}
@@ -430,6 +440,16 @@ func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// median is the median of every second value of v from the first-th.
+func median(v []float64, first int) float64 {
+	var s []float64
+	for i := first; i < len(v); i += 2 {
+		s = append(s, v[i])
+	}
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -87,8 +87,8 @@ type Entry struct {
 }
 
 // Change is what a write path records. Before and After are the resource's
-// API representation (encoded with encoding/json; nil for none) and never
-// hold a secret. A change that names its environment but not its project
+// API representation (encoded with encoding/json, or a json.RawMessage that
+// encoding/json wrote; nil for none) and never hold a secret. A change that names its environment but not its project
 // is recorded with the environment's project. Actor, when nil, is the one the context names (WithActor),
 // else the request's principal, else the system.
 type Change struct {

@@ -64,24 +64,14 @@ func (t *Trail) orDefault() *Trail {
 // the change: the entry commits, or is lost, with it. Its actor is c.Actor,
 // else the context's (ActorFrom); its request the context's.
 func (t *Trail) Record(ctx context.Context, q *db.Queries, c Change) error {
-	t = t.orDefault()
-	if t.off {
+	if !t.Enabled() {
 		return nil
 	}
 	id, err := q.NextTrailID(ctx)
 	if err != nil {
 		return fmt.Errorf("audit %s: take id: %w", c.Action, err)
 	}
-	actor := ActorFrom(ctx)
-	if c.Actor != nil {
-		actor = *c.Actor
-	}
-	if c.EnvironmentID != nil && c.ProjectID == nil {
-		if c.ProjectID, err = t.projectOf(ctx, q, *c.EnvironmentID); err != nil {
-			return fmt.Errorf("audit %s: %w", c.Action, err)
-		}
-	}
-	row, err := t.Row(id, t.now(), actor, RequestFrom(ctx), c)
+	row, err := t.RowFor(ctx, q, id, c)
 	if err != nil {
 		return err
 	}
@@ -89,6 +79,29 @@ func (t *Trail) Record(ctx context.Context, q *db.Queries, c Change) error {
 		return fmt.Errorf("audit %s: insert: %w", c.Action, err)
 	}
 	return nil
+}
+
+// Enabled reports whether t records entries: false only for Disabled.
+func (t *Trail) Enabled() bool { return t == nil || !t.off }
+
+// RowFor builds the row Record would insert for c as entry id: its actor is
+// c.Actor, else the context's (ActorFrom); its request the context's. It
+// is for a write that inserts the row in a statement of its own, with an
+// id it took exactly as NextTrailID takes one (the writers' shared lock
+// first, then the sequence), to save round trips.
+func (t *Trail) RowFor(ctx context.Context, q *db.Queries, id int64, c Change) (db.InsertTrailEntryParams, error) {
+	t = t.orDefault()
+	var err error
+	actor := ActorFrom(ctx)
+	if c.Actor != nil {
+		actor = *c.Actor
+	}
+	if c.EnvironmentID != nil && c.ProjectID == nil {
+		if c.ProjectID, err = t.projectOf(ctx, q, *c.EnvironmentID); err != nil {
+			return db.InsertTrailEntryParams{}, fmt.Errorf("audit %s: %w", c.Action, err)
+		}
+	}
+	return t.Row(id, t.now(), actor, RequestFrom(ctx), c)
 }
 
 // Row builds the stored row of entry id: its canonical bytes, their MAC and
@@ -147,8 +160,12 @@ func encodeState(v any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
-	if raw, ok := v.(json.RawMessage); ok && len(raw) == 0 {
-		return nil, nil
+	if raw, ok := v.(json.RawMessage); ok {
+		// Already encoded by encoding/json (Change), so compact and valid.
+		if len(raw) == 0 || string(raw) == "null" {
+			return nil, nil
+		}
+		return raw, nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil || string(b) == "null" {

@@ -37,50 +37,69 @@ const (
 // of the write it records, so an acknowledged write always has its entry,
 // and the same change to the workspace audit trail (docs/audit.md): every
 // flag write passes here, so none is missing from either. before and after
-// are the flag in its API form; either may be nil.
-func auditFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, envID uuid.UUID, key, actor, action string, before, after *eval.Flag, metadata map[string]any) error {
-	enc := func(v any) (json.RawMessage, error) {
-		if v == nil {
-			return nil, nil
-		}
-		return json.Marshal(v)
-	}
+// are the flag in its API form; either may be nil. trailID is the trail
+// entry's id when the write took it already (lockFlag), else 0.
+func auditFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, trailID int64, envID uuid.UUID, key, actor, action string, before, after *eval.Flag, metadata map[string]any) error {
 	var b, a, m json.RawMessage
 	var err error
 	if before != nil {
-		if b, err = enc(*before); err != nil {
+		if b, err = json.Marshal(before); err != nil {
 			return err
 		}
 	}
 	if after != nil {
-		if a, err = enc(*after); err != nil {
+		if a, err = json.Marshal(after); err != nil {
 			return err
 		}
 	}
 	if metadata != nil {
-		if m, err = enc(metadata); err != nil {
+		if m, err = json.Marshal(metadata); err != nil {
 			return err
 		}
 	}
-	if err := q.InsertAuditEntry(ctx, db.InsertAuditEntryParams{
-		EnvironmentID: envID, FlagKey: key, ActorEmail: actor, Action: action,
-		BeforeData: b, AfterData: a, Metadata: m,
-	}); err != nil {
-		return fmt.Errorf("append audit entry: %w", err)
-	}
-	c := audit.Change{Action: "flag.updated", Resource: audit.Resource{Type: audit.Flag, ID: key, Key: audit.Str(key)}}
+	c := audit.Change{Action: "flag.updated", Resource: audit.Resource{Type: audit.Flag, ID: key, Key: audit.Str(key)},
+		EnvironmentID: audit.ID(envID)}
 	// The environment log's finer actions (replace, promote, archive, ...)
 	// are all updates in the trail; a write without a flag before it
 	// created one (a POST, or a promotion into an environment without it).
+	// The states go in as encoded for the log: encoded once, stored alike.
 	switch {
 	case after == nil:
-		c.Action, c.Before = "flag.deleted", *before
+		c.Action, c.Before = "flag.deleted", b
 	case before == nil:
-		c.Action, c.After = "flag.created", *after
+		c.Action, c.After = "flag.created", a
 	default:
-		c.Before, c.After = *before, *after
+		c.Before, c.After = b, a
 	}
-	return recordInEnv(ctx, q, trail, envID, c)
+	log := db.InsertAuditEntryParams{
+		EnvironmentID: envID, FlagKey: key, ActorEmail: actor, Action: action,
+		BeforeData: b, AfterData: a, Metadata: m,
+	}
+	if !trail.Enabled() {
+		if err := q.InsertAuditEntry(ctx, log); err != nil {
+			return fmt.Errorf("append audit entry: %w", err)
+		}
+		return nil
+	}
+	if trailID == 0 {
+		if trailID, err = q.NextTrailID(ctx); err != nil {
+			return fmt.Errorf("audit %s: take id: %w", c.Action, err)
+		}
+	}
+	row, err := trail.RowFor(ctx, q, trailID, c)
+	if err != nil {
+		return err
+	}
+	if err := q.InsertFlagAuditEntries(ctx, db.InsertFlagAuditEntriesParams{
+		EnvironmentID: &envID, FlagKey: key, ActorEmail: actor, Action: action,
+		BeforeData: b, AfterData: a, Metadata: m,
+		TrailID: row.ID, TrailAt: row.At, TrailAction: row.Action, TrailActorKind: row.ActorKind,
+		TrailActorEmail: row.ActorEmail, TrailActorLabel: row.ActorLabel, TrailResourceType: row.ResourceType,
+		TrailResourceID: row.ResourceID, TrailProjectID: row.ProjectID, TrailBody: row.Body, TrailMac: row.Mac,
+	}); err != nil {
+		return fmt.Errorf("append audit entries: %w", err)
+	}
+	return nil
 }
 
 // record appends c to the workspace audit trail in q's transaction, as a

@@ -92,16 +92,17 @@ func (s *Service) ApproveChangeRequest(ctx context.Context, p *auth.Principal, e
 		if err := s.lockFlagReleases(ctx, q, env.ID, cr.FlagKey); err != nil {
 			return eval.Flag{}, err
 		}
-		row, current, err := lockFlag(ctx, q, env.ID, cr.FlagKey)
+		locked, err := lockFlag(ctx, q, s.trail, env.ID, cr.FlagKey)
 		if err != nil {
 			return eval.Flag{}, err
 		}
+		current := locked.flag
 		next, err := applyFlagPatch(ctx, q, env.ID, current, cr.Patch)
 		if err != nil {
 			return eval.Flag{}, err
 		}
 		meta := map[string]any{"source": SourceChangeRequest, "change_request_id": cr.ID}
-		after, err := writeFlag(ctx, q, s.trail, row.ID, current, next, p.Actor(), actionUpdate, meta)
+		after, err := writeFlag(ctx, q, s.trail, locked, next, p.Actor(), actionUpdate, meta)
 		if err != nil {
 			return eval.Flag{}, err
 		}

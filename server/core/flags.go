@@ -118,7 +118,7 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 		if err != nil {
 			return eval.Flag{}, err
 		}
-		return after, auditFlag(ctx, q, s.trail, env.ID, f.Key, actor, createAction, nil, &after, metadata)
+		return after, auditFlag(ctx, q, s.trail, 0, env.ID, f.Key, actor, createAction, nil, &after, metadata)
 	case err != nil:
 		return eval.Flag{}, fmt.Errorf("lock flag: %w", err)
 	}
@@ -129,7 +129,7 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	after, err := writeFlag(ctx, q, s.trail, row.ID, before, f, actor, replaceAction, metadata)
+	after, err := writeFlag(ctx, q, s.trail, lockedFlag{row: row, flag: before}, f, actor, replaceAction, metadata)
 	if err != nil {
 		return eval.Flag{}, err
 	}
@@ -155,10 +155,11 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 		if err := s.lockFlagReleases(ctx, q, env.ID, key); err != nil {
 			return PatchResult{}, err
 		}
-		row, current, err := lockFlag(ctx, q, env.ID, key)
+		locked, err := lockFlag(ctx, q, s.trail, env.ID, key)
 		if err != nil {
 			return PatchResult{}, err
 		}
+		current := locked.flag
 		next, err := applyFlagPatch(ctx, q, env.ID, current, patch)
 		if err != nil {
 			return PatchResult{}, err
@@ -179,7 +180,7 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 			}
 			return PatchResult{ChangeRequest: &cr}, notify.Enqueue(ctx, q, env.ID, notify.EventChangeRequestOpened, key, p.Actor(), notify.ChangeRequestData(cr), &current)
 		}
-		after, err := writeFlag(ctx, q, s.trail, row.ID, current, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
+		after, err := writeFlag(ctx, q, s.trail, locked, next, p.Actor(), actionUpdate, map[string]any{"source": SourceAPI})
 		if err != nil {
 			return PatchResult{}, err
 		}
@@ -197,23 +198,43 @@ func (s *Service) PatchFlag(ctx context.Context, p *auth.Principal, envID uuid.U
 	return res, nil
 }
 
-// lockFlag locks a flag row for the rest of the transaction (read-modify-
-// write) and decodes it.
-func lockFlag(ctx context.Context, q *db.Queries, envID uuid.UUID, key string) (db.Flag, eval.Flag, error) {
-	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvironmentID: envID, Key: key})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return db.Flag{}, eval.Flag{}, errFlagNotFound
-	}
-	if err != nil {
-		return db.Flag{}, eval.Flag{}, fmt.Errorf("lock flag: %w", err)
-	}
-	f, err := flagFromRow(row)
-	return row, f, err
+// lockedFlag is a flag row locked for the rest of the transaction, and
+// decoded.
+type lockedFlag struct {
+	row  db.Flag
+	flag eval.Flag
+	// trailID is the id of the trail entry that the flag's write will
+	// record, taken with the lock (0 when the trail is disabled): the
+	// trail then costs a flag write no round trip (auditFlag).
+	trailID int64
 }
 
-// writeFlag stores next over the locked row and audits the change.
-func writeFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, id int64, before, next eval.Flag, actor, action string, metadata map[string]any) (eval.Flag, error) {
-	params, err := updateFlagParams(id, next)
+// lockFlag locks a flag row for the rest of the transaction (read-modify-
+// write) and decodes it.
+func lockFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, envID uuid.UUID, key string) (lockedFlag, error) {
+	var l lockedFlag
+	var err error
+	if trail.Enabled() {
+		var r db.LockFlagTakingTrailIDRow
+		r, err = q.LockFlagTakingTrailID(ctx, db.LockFlagTakingTrailIDParams{EnvironmentID: envID, Key: key})
+		l.row, l.trailID = r.Flag, r.TrailID
+	} else {
+		l.row, err = q.LockFlag(ctx, db.LockFlagParams{EnvironmentID: envID, Key: key})
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return lockedFlag{}, errFlagNotFound
+	}
+	if err != nil {
+		return lockedFlag{}, fmt.Errorf("lock flag: %w", err)
+	}
+	l.flag, err = flagFromRow(l.row)
+	return l, err
+}
+
+// writeFlag stores next over the locked flag and audits the change.
+func writeFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, locked lockedFlag, next eval.Flag, actor, action string, metadata map[string]any) (eval.Flag, error) {
+	before := locked.flag
+	params, err := updateFlagParams(locked.row.ID, next)
 	if err != nil {
 		return eval.Flag{}, err
 	}
@@ -225,7 +246,7 @@ func writeFlag(ctx context.Context, q *db.Queries, trail *audit.Trail, id int64,
 	if err != nil {
 		return eval.Flag{}, err
 	}
-	return after, auditFlag(ctx, q, trail, updated.EnvironmentID, before.Key, actor, action, &before, &after, metadata)
+	return after, auditFlag(ctx, q, trail, locked.trailID, updated.EnvironmentID, before.Key, actor, action, &before, &after, metadata)
 }
 
 // applyFlagPatch applies a merge patch to current and validates the result.
@@ -276,14 +297,15 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		if err := s.lockFlagReleases(ctx, q, env.ID, key); err != nil {
 			return err
 		}
-		row, before, err := lockFlag(ctx, q, env.ID, key)
+		locked, err := lockFlag(ctx, q, s.trail, env.ID, key)
 		if err != nil {
 			return err
 		}
 		if env.RequireApproval {
 			return errApprovalRequired("deleting a flag")
 		}
-		if err := q.DeleteFlag(ctx, row.ID); err != nil {
+		before := locked.flag
+		if err := q.DeleteFlag(ctx, locked.row.ID); err != nil {
 			return fmt.Errorf("delete flag: %w", err)
 		}
 		if err := s.flagChanged(ctx, q, env.ID, key, p.Actor(), &before, nil); err != nil {
@@ -292,7 +314,7 @@ func (s *Service) DeleteFlag(ctx context.Context, p *auth.Principal, envID uuid.
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagDeleted, key, p.Actor(), before, &before); err != nil {
 			return err
 		}
-		return auditFlag(ctx, q, s.trail, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
+		return auditFlag(ctx, q, s.trail, locked.trailID, env.ID, key, p.Actor(), actionDelete, &before, nil, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
 		return store.AdaptError(err)
@@ -316,10 +338,11 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 		if err := s.lockFlagReleases(ctx, q, env.ID, key); err != nil {
 			return eval.Flag{}, err
 		}
-		row, before, err := lockFlag(ctx, q, env.ID, key)
+		locked, err := lockFlag(ctx, q, s.trail, env.ID, key)
 		if err != nil {
 			return eval.Flag{}, err
 		}
+		row, before := locked.row, locked.flag
 		if (row.ArchivedAt != nil) == archived {
 			return before, nil
 		}
@@ -344,7 +367,7 @@ func (s *Service) SetArchived(ctx context.Context, p *auth.Principal, envID uuid
 		if err := notify.Enqueue(ctx, q, env.ID, notify.EventFlagUpdated, key, p.Actor(), after, &after); err != nil {
 			return eval.Flag{}, err
 		}
-		return after, auditFlag(ctx, q, s.trail, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
+		return after, auditFlag(ctx, q, s.trail, locked.trailID, env.ID, key, p.Actor(), action, &before, &after, map[string]any{"source": SourceAPI})
 	})
 	if err != nil {
 		return eval.Flag{}, store.AdaptError(err)

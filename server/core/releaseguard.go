@@ -51,16 +51,17 @@ func (s *Service) flagChanged(ctx context.Context, q *db.Queries, envID uuid.UUI
 // flag.updated), without telling the release guard. The caller publishes
 // the returned event after commit.
 func WriteRollout(ctx context.Context, q *db.Queries, trail *audit.Trail, envID uuid.UUID, key string, percentage *int, actor string, metadata map[string]any) (eval.Flag, bus.Event, error) {
-	row, current, err := lockFlag(ctx, q, envID, key)
+	locked, err := lockFlag(ctx, q, trail, envID, key)
 	if err != nil {
 		return eval.Flag{}, bus.Event{}, err
 	}
+	current := locked.flag
 	next := current
 	next.RolloutPercentage = percentage
 	if err := validateFlag(ctx, q, envID, next); err != nil {
 		return eval.Flag{}, bus.Event{}, err
 	}
-	after, err := writeFlag(ctx, q, trail, row.ID, current, next, actor, actionUpdate, metadata)
+	after, err := writeFlag(ctx, q, trail, locked, next, actor, actionUpdate, metadata)
 	if err != nil {
 		return eval.Flag{}, bus.Event{}, err
 	}

@@ -191,16 +191,17 @@ func (s *Service) applyScheduledChange(ctx context.Context, q *db.Queries, sc db
 	if err := s.lockFlagReleases(ctx, q, sc.EnvironmentID, sc.FlagKey); err != nil {
 		return eval.Flag{}, err
 	}
-	row, current, err := lockFlag(ctx, q, sc.EnvironmentID, sc.FlagKey)
+	locked, err := lockFlag(ctx, q, s.trail, sc.EnvironmentID, sc.FlagKey)
 	if err != nil {
 		return eval.Flag{}, err
 	}
+	current := locked.flag
 	next, err := applyFlagPatch(ctx, q, sc.EnvironmentID, current, sc.Patch)
 	if err != nil {
 		return eval.Flag{}, err
 	}
 	meta := map[string]any{"source": SourceSchedule, "scheduled_change_id": sc.ID.String()}
-	after, err := writeFlag(ctx, q, s.trail, row.ID, current, next, sc.CreatedBy, actionUpdate, meta)
+	after, err := writeFlag(ctx, q, s.trail, locked, next, sc.CreatedBy, actionUpdate, meta)
 	if err != nil {
 		return eval.Flag{}, err
 	}
