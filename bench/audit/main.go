@@ -50,7 +50,7 @@ func main() {
 	adminURL := flag.String("db", os.Getenv("TEST_DATABASE_URL"), "PostgreSQL URL of a database whose role may create databases")
 	entries := flag.Int("entries", 1_000_000, "audit entries to load for the read and verification measurements")
 	writes := flag.Int("writes", 1000, "flag writes per server (with and without the trail) in each round")
-	rounds := flag.Int("rounds", 5, "rounds of flag writes")
+	rounds := flag.Int("rounds", 9, "rounds of flag writes (their median is the result)")
 	reads := flag.Int("reads", 200, "requests per filter")
 	keep := flag.Bool("keep", false, "keep the scratch database "+dbName+" afterwards")
 	flag.Parse()
