@@ -12,30 +12,35 @@ import (
 	"github.com/google/uuid"
 )
 
-const getLatestChangeSeq = `-- name: GetLatestChangeSeq :one
-SELECT coalesce(max(seq), 0)::bigint FROM change_log
+const getChangeLogSnapshot = `-- name: GetChangeLogSnapshot :one
+SELECT pg_current_snapshot()::text AS snapshot
 `
 
-func (q *Queries) GetLatestChangeSeq(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, getLatestChangeSeq)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
+// The snapshot of the statement (of the transaction, under REPEATABLE
+// READ): a change-log position that is exact whatever order ids commit in.
+func (q *Queries) GetChangeLogSnapshot(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, getChangeLogSnapshot)
+	var snapshot string
+	err := row.Scan(&snapshot)
+	return snapshot, err
 }
 
-const listChangesSince = `-- name: ListChangesSince :many
+const listChangesVisibleSince = `-- name: ListChangesVisibleSince :many
 SELECT seq, environment_id, kind, key, version FROM change_log
-WHERE seq > $1
+WHERE xid >= pg_snapshot_xmin(CAST($1::text AS pg_snapshot))
+  AND NOT pg_visible_in_snapshot(xid, CAST($1::text AS pg_snapshot))
+  AND seq > $2
 ORDER BY seq
-LIMIT $2
+LIMIT $3
 `
 
-type ListChangesSinceParams struct {
+type ListChangesVisibleSinceParams struct {
+	Since    string
 	AfterSeq int64
 	RowLimit int32
 }
 
-type ListChangesSinceRow struct {
+type ListChangesVisibleSinceRow struct {
 	Seq           int64
 	EnvironmentID *uuid.UUID
 	Kind          string
@@ -43,15 +48,18 @@ type ListChangesSinceRow struct {
 	Version       int64
 }
 
-func (q *Queries) ListChangesSince(ctx context.Context, arg ListChangesSinceParams) ([]ListChangesSinceRow, error) {
-	rows, err := q.db.Query(ctx, listChangesSince, arg.AfterSeq, arg.RowLimit)
+// The entries of every transaction that @since did not see and this
+// transaction's snapshot does: what committed in between, exactly. Pages
+// by seq within one REPEATABLE READ transaction.
+func (q *Queries) ListChangesVisibleSince(ctx context.Context, arg ListChangesVisibleSinceParams) ([]ListChangesVisibleSinceRow, error) {
+	rows, err := q.db.Query(ctx, listChangesVisibleSince, arg.Since, arg.AfterSeq, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ListChangesSinceRow{}
+	items := []ListChangesVisibleSinceRow{}
 	for rows.Next() {
-		var i ListChangesSinceRow
+		var i ListChangesVisibleSinceRow
 		if err := rows.Scan(
 			&i.Seq,
 			&i.EnvironmentID,

@@ -1,9 +1,16 @@
--- name: GetLatestChangeSeq :one
-SELECT coalesce(max(seq), 0)::bigint FROM change_log;
+-- name: GetChangeLogSnapshot :one
+-- The snapshot of the statement (of the transaction, under REPEATABLE
+-- READ): a change-log position that is exact whatever order ids commit in.
+SELECT pg_current_snapshot()::text AS snapshot;
 
--- name: ListChangesSince :many
+-- name: ListChangesVisibleSince :many
+-- The entries of every transaction that @since did not see and this
+-- transaction's snapshot does: what committed in between, exactly. Pages
+-- by seq within one REPEATABLE READ transaction.
 SELECT seq, environment_id, kind, key, version FROM change_log
-WHERE seq > @after_seq
+WHERE xid >= pg_snapshot_xmin(CAST(sqlc.arg(since)::text AS pg_snapshot))
+  AND NOT pg_visible_in_snapshot(xid, CAST(sqlc.arg(since)::text AS pg_snapshot))
+  AND seq > @after_seq
 ORDER BY seq
 LIMIT @row_limit;
 

@@ -171,7 +171,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if o.noTrail {
 		trail = audit.Disabled()
 	}
-	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.follower, Trail: trail})
+	idSvc := identity.New(pool, identity.Config{Logger: logger, Now: o.now, LegacySDKKey: cfg.SDKKey, Sealer: sealer, Bus: rt.follower, CaughtUp: rt.follower.CaughtUp, Trail: trail})
 	releases := release.New(pool, release.Config{Logger: logger, Now: o.now, Bus: rt.follower, Trail: trail})
 	provisioning := scim.New(pool, scim.Config{Logger: logger, Now: o.now, Invalidator: idSvc, Bus: rt.follower, Trail: trail})
 	svc := core.New(pool, core.Config{Logger: logger, Now: o.now, Bus: rt.follower, Releases: releases, Trail: trail})

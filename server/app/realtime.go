@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/switchyard/switchyard/db"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard/switchyard/server/agree"
 	"github.com/switchyard/switchyard/server/bus"
 	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/core"
@@ -24,6 +26,14 @@ type realtimeOptions struct {
 	pollInterval time.Duration
 	// exposureFlush is how often OFREP exposures are written (default 1 s).
 	exposureFlush time.Duration
+	// lease and pollLease replace the instances' leases (server/agree).
+	lease, pollLease time.Duration
+}
+
+// WithLeases replaces the bus lease and the change-log lease with which the
+// instances agree (agree.DefaultLease, agree.DefaultPollLease).
+func WithLeases(bus, poll time.Duration) Option {
+	return func(o *options) { o.lease, o.pollLease = bus, poll }
 }
 
 // WithBusChannel makes the App use its own Redis channel, so tests sharing
@@ -49,6 +59,7 @@ func WithExposureFlush(d time.Duration) Option {
 // of one instance.
 type realtime struct {
 	bus      bus.Bus
+	group    *agree.Group // nil with the in-process bus: one instance
 	follower *follow.Follower
 	metrics  *metrics.Metrics
 	hub      *stream.Hub
@@ -63,7 +74,7 @@ type realtime struct {
 // bus, one instance only: docs/reference/stream.md, Multiple instances).
 // Writers publish through the change follower it returns, which reads the
 // change log on pool.
-func newRealtime(cfg config.Config, pool db.DBTX, now func() time.Time, logger *slog.Logger, o realtimeOptions) (*realtime, error) {
+func newRealtime(cfg config.Config, pool *pgxpool.Pool, now func() time.Time, logger *slog.Logger, o realtimeOptions) (*realtime, error) {
 	rt := &realtime{metrics: metrics.New(), opts: o}
 	if cfg.UsesRedis() {
 		channel := cfg.RedisChannel
@@ -77,10 +88,11 @@ func newRealtime(cfg config.Config, pool db.DBTX, now func() time.Time, logger *
 			return nil, err
 		}
 		rt.bus = r
+		rt.group = agree.New(agree.Config{Bus: r, Logger: logger, Lease: o.lease, PollLease: o.pollLease})
 	} else {
 		rt.bus = bus.NewMemory()
 	}
-	rt.follower = follow.New(follow.NewLog(pool, now), rt.bus, follow.Config{Logger: logger, PollInterval: o.pollInterval})
+	rt.follower = follow.New(follow.NewLog(pool, now), rt.bus, follow.Config{Logger: logger, PollInterval: o.pollInterval, Group: rt.group})
 	return rt, nil
 }
 
@@ -94,11 +106,17 @@ func (rt *realtime) startHub(ctx context.Context, svc *core.Service, idSvc *iden
 		return fmt.Errorf("start change follower: %w", err)
 	}
 	rt.unsub = rt.bus.Subscribe(rt.follower.Notify)
+	if rt.group != nil {
+		rt.group.Start()
+	}
 	return nil
 }
 
 // close stops the hub (ending every stream) and the bus.
 func (rt *realtime) close() {
+	if rt.group != nil {
+		rt.group.Close() // no write waits for this instance from here
+	}
 	if rt.unsub != nil {
 		rt.unsub()
 	}

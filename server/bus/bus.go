@@ -22,15 +22,29 @@ const (
 	OpDelete Op = "delete" // a flag was deleted
 	OpResync Op = "resync" // messages may have been lost; rebuild everything
 	OpRevoke Op = "revoke" // a credential ended; Key names it (auth.CredentialRefs)
+
+	// The instances' own messages (server/agree): a heartbeat that its
+	// sender also hears back, a confirmation that a change has been
+	// applied, and a farewell.
+	OpPing  Op = "ping"
+	OpAck   Op = "ack"
+	OpLeave Op = "leave"
 )
 
 // Event is one change notification. Version is the flag's version after an
 // upsert, so receivers can drop notifications older than what they hold.
+//
+// From and ID name the instance that published it and a number unique among
+// its messages, so that the other instances can confirm they have applied
+// it (OpAck, To the publisher); changes from the change log carry neither.
 type Event struct {
 	Op      Op        `json:"op"`
 	EnvID   uuid.UUID `json:"env_id"`
 	Key     string    `json:"key,omitempty"`
 	Version int64     `json:"version,omitempty"`
+	From    string    `json:"from,omitempty"`
+	To      string    `json:"to,omitempty"`
+	ID      uint64    `json:"id,omitempty"`
 }
 
 // Publisher is what writers need: publish after commit.

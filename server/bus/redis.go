@@ -102,6 +102,9 @@ func (r *Redis) run(ctx context.Context, opt rueidis.ClientOption) {
 
 // Publish sends events to every instance, this one included.
 func (r *Redis) Publish(ctx context.Context, events ...Event) error {
+	if len(events) == 0 {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cp := r.client.Load()
@@ -109,12 +112,18 @@ func (r *Redis) Publish(ctx context.Context, events ...Event) error {
 		return errors.New("publish to redis: not connected")
 	}
 	client := *cp
+	cmds := make(rueidis.Commands, 0, len(events))
 	for _, e := range events {
 		payload, err := json.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
-		if err := client.Do(ctx, client.B().Publish().Channel(r.cfg.Channel).Message(string(payload)).Build()).Error(); err != nil {
+		cmds = append(cmds, client.B().Publish().Channel(r.cfg.Channel).Message(string(payload)).Build())
+	}
+	// One round trip, in order: Redis runs a connection's commands in the
+	// order they arrive.
+	for _, res := range client.DoMulti(ctx, cmds...) {
+		if err := res.Error(); err != nil {
 			return fmt.Errorf("publish to redis: %w", err)
 		}
 	}

@@ -11,7 +11,10 @@
 // and CaughtUp waits until every change handed over before the call has
 // been applied. A reader that calls it first therefore includes every write
 // this instance has acknowledged, and pays two atomic loads when nothing is
-// pending: no database read.
+// pending: no database read. With several instances (Config.Group) a write
+// also waits until the others have applied it, and CaughtUp first reads the
+// change log when this instance's leases have lapsed (server/agree): a
+// reader then includes every write any instance has acknowledged.
 //
 // When changes may have been lost (a Redis reconnect, a full queue, a cache
 // that could not re-read a change) the follower resyncs: it moves its
@@ -27,6 +30,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchyard/switchyard/server/agree"
+	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/bus"
 )
 
@@ -45,10 +50,11 @@ type CacheFunc func(ctx context.Context, e bus.Event) error
 // Apply calls f.
 func (f CacheFunc) Apply(ctx context.Context, e bus.Event) error { return f(ctx, e) }
 
-// Log is the change log: every committed change, numbered in commit order.
+// Log is the change log: every committed change. A position names what a
+// read has seen; ChangesSince returns everything committed after it.
 type Log interface {
-	LatestChangeSeq(ctx context.Context) (int64, error)
-	ChangesSince(ctx context.Context, seq int64, limit int32) ([]Change, error)
+	Position(ctx context.Context) (string, error)
+	ChangesSince(ctx context.Context, pos string) ([]Change, string, error)
 	PruneChangeLog(ctx context.Context) (int64, error)
 }
 
@@ -63,10 +69,19 @@ type Config struct {
 	Logger       *slog.Logger
 	PollInterval time.Duration // change-log poll; default 1 s
 	QueueSize    int           // changes waiting to be applied; default 4096
+	// Group, when set, is this instance among several: writes wait for the
+	// others, and reads for this instance's leases (server/agree).
+	Group *agree.Group
 }
 
 // ErrClosed is returned by CaughtUp once the follower has stopped.
 var ErrClosed = errors.New("change follower is closed")
+
+// errCatchUp is CaughtUp's answer when the change log cannot be read while
+// this instance cannot vouch for its caches.
+func errCatchUp(err error) error {
+	return apperr.Wrap(apperr.Unavailable, "the database is unavailable; try again shortly", err)
+}
 
 // pollBatch is how many change-log entries one read takes.
 const pollBatch = 1000
@@ -94,7 +109,10 @@ type Follower struct {
 	mu       sync.Mutex
 	advanced chan struct{}
 
-	lastSeq int64 // change-log position; the loop's alone
+	group    *agree.Group
+	catchUps chan chan error // readers waiting for a read of the change log
+
+	lastPos string // change-log position; the loop's alone
 	stop    context.CancelFunc
 	done    chan struct{}
 }
@@ -121,17 +139,22 @@ func New(log Log, pub bus.Publisher, cfg Config) *Follower {
 	return &Follower{
 		log: log, bus: pub, cfg: cfg,
 		queue: make(chan item, cfg.QueueSize), advanced: make(chan struct{}), done: make(chan struct{}),
+		group: cfg.Group, catchUps: make(chan chan error),
 	}
 }
 
 // Start reads the change log's position and starts applying changes to
 // caches, in the order given, each change to every cache before the next.
 func (f *Follower) Start(ctx context.Context, caches ...Cache) error {
-	seq, err := f.log.LatestChangeSeq(ctx)
+	began := f.now()
+	pos, err := f.log.Position(ctx)
 	if err != nil {
 		return err
 	}
-	f.lastSeq = seq
+	// The caches start empty and read the database when first asked: as
+	// good as a read of the whole log at pos.
+	f.lastPos = pos
+	f.polled(began)
 	f.caches = caches
 	ctx, f.stop = context.WithCancel(context.WithoutCancel(ctx))
 	go f.run(ctx)
@@ -156,10 +179,16 @@ func (f *Follower) Close() {
 // calls it on its delivery goroutine); when the queue is full the follower
 // resyncs instead.
 func (f *Follower) Notify(e bus.Event) {
+	if f.group != nil && !f.group.Observe(e) {
+		return
+	}
 	select {
 	case f.queue <- item{e: e}:
 	default:
 		f.overflow.Store(true)
+		if f.group != nil {
+			f.group.Lost() // a heartbeat queued later must not vouch for it
+		}
 	}
 }
 
@@ -169,6 +198,10 @@ func (f *Follower) Notify(e bus.Event) {
 // leaves the other instances to the change-log poll; it is returned for
 // logging only.
 func (f *Follower) Publish(ctx context.Context, events ...bus.Event) error {
+	var w agree.Write
+	if f.group != nil && f.bus != nil && len(events) > 0 {
+		w = f.group.Tag(events)
+	}
 	f.handMu.Lock()
 	for _, e := range events {
 		n := f.handed.Add(1)
@@ -180,17 +213,53 @@ func (f *Follower) Publish(ctx context.Context, events ...bus.Event) error {
 		}
 	}
 	f.handMu.Unlock()
-	if f.bus == nil {
+	if f.bus == nil || len(events) == 0 {
 		return nil
 	}
-	return f.bus.Publish(ctx, events...)
+	if f.group == nil {
+		return f.bus.Publish(ctx, events...)
+	}
+	// Past the publish deadline the write no longer needs the bus: every
+	// instance has read the change log since, or stopped answering.
+	pctx, cancel := context.WithDeadline(ctx, f.group.PublishDeadline(w))
+	err := f.bus.Publish(pctx, events...)
+	cancel()
+	f.group.Wait(w, err == nil)
+	return err
 }
 
 var _ bus.Publisher = (*Follower)(nil)
 
 // CaughtUp returns once every change handed over before the call has been
-// applied to the caches, or when ctx ends.
+// applied to the caches, or when ctx ends. When this instance's leases have
+// lapsed it also reads the change log, in a read that begins after the
+// call, so that every change any instance has acknowledged is applied.
 func (f *Follower) CaughtUp(ctx context.Context) error {
+	if err := f.handedApplied(ctx); err != nil {
+		return err
+	}
+	if f.group == nil || f.group.Fresh() {
+		return nil
+	}
+	done := make(chan error, 1)
+	select {
+	case f.catchUps <- done:
+	case <-f.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// handedApplied waits until every change handed over before the call has
+// been applied.
+func (f *Follower) handedApplied(ctx context.Context) error {
 	target := f.handed.Load()
 	for f.applied.Load() < target {
 		f.mu.Lock()
@@ -236,12 +305,39 @@ func (f *Follower) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case it := <-f.queue:
-			f.apply(ctx, it.e)
+			if it.e.Op == bus.OpPing {
+				f.group.Confirmed(it.e.ID) // only the group queues heartbeats
+				break
+			}
+			if f.apply(ctx, it.e) && f.group != nil && !f.overflow.Load() {
+				f.group.Applied(it.e)
+			}
 			if it.seq > 0 {
 				f.advance(it.seq)
 			}
+		case req := <-f.catchUps:
+			// One read serves every reader already waiting: it begins
+			// after each of them asked.
+			reqs := []chan error{req}
+			for more := true; more; {
+				select {
+				case r := <-f.catchUps:
+					reqs = append(reqs, r)
+				default:
+					more = false
+				}
+			}
+			err := f.poll(ctx)
+			if err != nil {
+				err = errCatchUp(err)
+			}
+			for _, r := range reqs {
+				r <- err
+			}
 		case <-poll.C:
-			f.poll(ctx)
+			if err := f.poll(ctx); err != nil {
+				f.cfg.Logger.Warn("poll change log", "err", err.Error())
+			}
 		case <-prune.C:
 			if _, err := f.log.PruneChangeLog(ctx); err != nil {
 				f.cfg.Logger.Warn("prune change log", "err", err.Error())
@@ -256,38 +352,55 @@ func (f *Follower) run(ctx context.Context) {
 // poll applies the change log entries committed since the last poll. Most
 // were already applied through the bus or the write path; their versions
 // make that cheap.
-func (f *Follower) poll(ctx context.Context) {
-	for {
-		rctx, cancel := context.WithTimeout(ctx, logTimeout)
-		changes, err := f.log.ChangesSince(rctx, f.lastSeq, pollBatch)
-		cancel()
-		if err != nil {
-			f.cfg.Logger.Warn("poll change log", "err", err.Error())
-			return
-		}
-		for _, c := range changes {
-			f.apply(ctx, c.Event)
-			f.lastSeq = c.Seq
-		}
-		if len(changes) < pollBatch {
-			return
-		}
+func (f *Follower) poll(ctx context.Context) error {
+	began := f.now()
+	rctx, cancel := context.WithTimeout(ctx, logTimeout)
+	changes, pos, err := f.log.ChangesSince(rctx, f.lastPos)
+	cancel()
+	if err != nil {
+		return err
+	}
+	ok := true
+	for _, c := range changes {
+		ok = f.apply(ctx, c.Event) && ok
+	}
+	f.lastPos = pos
+	if ok {
+		f.polled(began)
+	}
+	return nil
+}
+
+// now and polled are the group's clock and poll lease, when there is one.
+func (f *Follower) now() time.Duration {
+	if f.group == nil {
+		return 0
+	}
+	return f.group.Now()
+}
+
+func (f *Follower) polled(began time.Duration) {
+	if f.group != nil {
+		f.group.Polled(began)
 	}
 }
 
-// apply gives one change to every cache; a resync request becomes a
-// resync of all of them.
-func (f *Follower) apply(ctx context.Context, e bus.Event) {
+// apply gives one change to every cache and reports whether every cache
+// took it; a resync request becomes a resync of all of them.
+func (f *Follower) apply(ctx context.Context, e bus.Event) bool {
 	if e.Op == bus.OpResync {
 		f.resync(ctx, "the bus may have lost messages")
-		return
+		return false
 	}
+	ok := true
 	for _, c := range f.caches {
 		if err := c.Apply(ctx, e); err != nil {
 			f.cfg.Logger.Warn("apply change", "env_id", e.EnvID, "flag_key", e.Key, "err", err.Error())
 			f.overflow.Store(true)
+			ok = false
 		}
 	}
+	return ok
 }
 
 // resync moves the change-log position to now and makes every cache
@@ -296,16 +409,20 @@ func (f *Follower) apply(ctx context.Context, e bus.Event) {
 // hand-over so far is then moot, since the caches will read it afresh.
 func (f *Follower) resync(ctx context.Context, why string) {
 	handed := f.handed.Load()
+	began := f.now()
 	rctx, cancel := context.WithTimeout(ctx, logTimeout)
-	seq, err := f.log.LatestChangeSeq(rctx)
+	pos, err := f.log.Position(rctx)
 	cancel()
 	if err == nil {
-		f.lastSeq = seq
+		f.lastPos = pos
 	}
 	e := bus.Event{Op: bus.OpResync}
 	for _, c := range f.caches {
 		_ = c.Apply(ctx, e) // dropping state cannot fail
 	}
 	f.cfg.Logger.Info("resync: caches rebuild from the database", "reason", why)
+	if err == nil {
+		f.polled(began) // the caches read the database afresh from here
+	}
 	f.advance(handed)
 }

@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,17 +24,21 @@ func (l *memLog) append(e bus.Event) {
 	l.log = append(l.log, Change{Seq: int64(len(l.log) + 1), Event: e})
 }
 
-func (l *memLog) LatestChangeSeq(context.Context) (int64, error) {
+func (l *memLog) Position(context.Context) (string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return int64(len(l.log)), nil
+	return strconv.Itoa(len(l.log)), nil
 }
 
-func (l *memLog) ChangesSince(_ context.Context, seq int64, limit int32) ([]Change, error) {
+func (l *memLog) ChangesSince(_ context.Context, pos string) ([]Change, string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := l.log[min(int(seq), len(l.log)):]
-	return append([]Change(nil), out[:min(len(out), int(limit))]...), nil
+	n, err := strconv.Atoi(pos)
+	if err != nil {
+		return nil, pos, err
+	}
+	out := append([]Change(nil), l.log[min(n, len(l.log)):]...)
+	return out, strconv.Itoa(len(l.log)), nil
 }
 
 func (l *memLog) PruneChangeLog(context.Context) (int64, error) { return 0, nil }

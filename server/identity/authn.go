@@ -63,6 +63,9 @@ func (s *Service) Authenticate(ctx context.Context, c auth.Credentials) (*auth.P
 // keycache.go): SDK clients poll and reconnect often, and a database query
 // per request would dominate the snapshot's cost.
 func (s *Service) authenticateSDKKey(ctx context.Context, q *db.Queries, key string) (*auth.Principal, error) {
+	if err := s.keysCurrent(ctx); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	if s.legacySDKKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.legacySDKKey)) == 1 {
 		if p, ok := s.keys.getLegacy(now); ok {
@@ -452,6 +455,9 @@ func (r recorder) recordSetup(ctx context.Context, q *db.Queries, admin db.ListU
 // cache when it can: browsers reconnect their event streams all at once
 // after a deploy or a network blip, with keys their evaluations just used.
 func (s *Service) SDKKeyPrincipal(ctx context.Context, id int64, envID uuid.UUID) (*auth.Principal, error) {
+	if err := s.keysCurrent(ctx); err != nil {
+		return nil, err
+	}
 	q := db.New(s.pool)
 	now := s.now()
 	if id == 0 {

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -25,6 +26,7 @@ type Service struct {
 	keys         *keyCache
 	trail        *audit.Trail
 	rec          recorder
+	caughtUp     func(context.Context) error
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -37,11 +39,15 @@ type Config struct {
 	LegacySDKKey string           // SDK_KEY: one extra accepted SDK key without a stored record
 	Sealer       *auth.Sealer     // seals session cookies; required for sessions
 	Bus          bus.Publisher    // where committed changes are announced; none when nil
+	// CaughtUp, when set, is called before the SDK-key cache is trusted:
+	// it returns once the cache holds every revocation any instance has
+	// acknowledged (follow.Follower.CaughtUp).
+	CaughtUp func(context.Context) error
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus, trail: cfg.Trail, rec: recorder{trail: cfg.Trail}}
+	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus, trail: cfg.Trail, rec: recorder{trail: cfg.Trail}, caughtUp: cfg.CaughtUp}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -54,4 +60,16 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 // publish announces committed changes (bus.PublishCommitted).
 func (s *Service) publish(ctx context.Context, events ...bus.Event) {
 	bus.PublishCommitted(ctx, s.bus, s.logger, events...)
+}
+
+// keysCurrent returns once the SDK-key cache holds every revocation any
+// instance has acknowledged (Config.CaughtUp).
+func (s *Service) keysCurrent(ctx context.Context) error {
+	if s.caughtUp == nil {
+		return nil
+	}
+	if err := s.caughtUp(ctx); err != nil {
+		return fmt.Errorf("wait for acknowledged revocations: %w", err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"strconv"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -55,23 +56,20 @@ func (f *fakeSource) SDKFlag(_ context.Context, env uuid.UUID, key string) (eval
 	return fl, ok, nil
 }
 
-func (f *fakeSource) LatestChangeSeq(context.Context) (int64, error) {
+func (f *fakeSource) Position(context.Context) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return int64(len(f.log)), nil
+	return strconv.Itoa(len(f.log)), nil
 }
 
-func (f *fakeSource) ChangesSince(_ context.Context, seq int64, limit int32) ([]follow.Change, error) {
+func (f *fakeSource) ChangesSince(_ context.Context, pos string) ([]follow.Change, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if seq >= int64(len(f.log)) {
-		return nil, nil
+	n, err := strconv.Atoi(pos)
+	if err != nil {
+		return nil, pos, err
 	}
-	out := f.log[seq:]
-	if len(out) > int(limit) {
-		out = out[:limit]
-	}
-	return append([]follow.Change(nil), out...), nil
+	return append([]follow.Change(nil), f.log[min(n, len(f.log)):]...), strconv.Itoa(len(f.log)), nil
 }
 
 func (f *fakeSource) PruneChangeLog(context.Context) (int64, error) { return 0, nil }
