@@ -2,8 +2,8 @@ package stream
 
 import (
 	"context"
-	"strconv"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
