@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchyard/switchyard/server/agree"
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/internal/apptest"
 	"github.com/switchyard/switchyard/server/internal/testenv"
@@ -393,3 +394,57 @@ func TestPartitionedInstanceAnswersNothingStale(t *testing.T) {
 		t.Errorf("a write took %v during the partition; want at most %v plus 1 s", slowest, pollLease)
 	}
 }
+
+// An instance killed with kill -9 (no farewell) during a burst of writes
+// holds up at most the writes in flight, each by at most the bus lease;
+// the writes after them wait for it no more.
+func TestKilledInstanceDelaysWritesAtMostTheLease(t *testing.T) {
+	t.Parallel()
+	bin := buildServer(t)
+	url := testenv.RedisURL(t)
+	channel := "switchyard-test:" + uuid.NewString()
+	a := &agreeing{insts: []*apptest.Server{apptest.Start(t, map[string]string{"REDIS_URL": url}, app.WithBusChannel(channel))}}
+	s := a.insts[0]
+	_, a.token = s.User(t, "ada@example.com", "admin")
+	var envs map[string]uuid.UUID
+	a.proj, envs = s.DefaultProject(t)
+	a.env = envs["production"]
+	victim := startProcess(t, bin, s.DBURL, "REDIS_URL="+url, "REDIS_CHANNEL="+channel)
+	a.write(t, s, "POST", a.flags(), map[string]any{"key": "hot", "is_enabled": true}, 200)
+	// The victim is heard (its heartbeats) and confirms writes: a write
+	// waits for it, which the timings below show.
+	var before, slowest, after time.Duration
+	for i := range 50 {
+		start := time.Now()
+		a.patchHot(t, s, i)
+		before = max(before, time.Since(start))
+	}
+	killed := make(chan struct{})
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		victim.kill(t)
+		close(killed)
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		start := time.Now()
+		a.patchHot(t, s, i%101)
+		slowest = max(slowest, time.Since(start))
+	}
+	<-killed
+	for i := range 50 {
+		start := time.Now()
+		a.patchHot(t, s, i)
+		after = max(after, time.Since(start))
+	}
+	t.Logf("slowest write: before the kill %v, around it %v, after it %v", before, slowest, after)
+	if slowest > agreeLease+500*time.Millisecond {
+		t.Errorf("a write took %v around the kill; want at most the lease (%v) and scheduling", slowest, agreeLease)
+	}
+	if after > 500*time.Millisecond {
+		t.Errorf("a write after the kill took %v: writes still wait for the killed instance", after)
+	}
+}
+
+// agreeLease is the bus lease the server runs with.
+const agreeLease = agree.DefaultLease

@@ -115,8 +115,9 @@ type serverProcess struct {
 }
 
 // startProcess starts the binary on dbURL with the real defaults (the
-// in-process bus, loopback on a random port) and waits until it is healthy.
-func startProcess(t *testing.T, bin, dbURL string) *serverProcess {
+// in-process bus, loopback on a random port), and env's VAR=value
+// settings over them, and waits until it is healthy.
+func startProcess(t *testing.T, bin, dbURL string, env ...string) *serverProcess {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = []string{
@@ -125,6 +126,7 @@ func startProcess(t *testing.T, bin, dbURL string) *serverProcess {
 		"HOST=127.0.0.1", "PORT=0", "REDIS_URL=",
 		"COOKIE_SECURE=false", "RUST_LOG=debug", "PUBLIC_DIR=" + t.TempDir(),
 	}
+	cmd.Env = append(cmd.Env, env...) // the last of a duplicate wins
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
