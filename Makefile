@@ -168,6 +168,14 @@ bench-audit: ## Measure what the audit trail adds to a flag write, and its reads
 	@mkdir -p bin
 	cd bench/audit && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_AUDIT_FLAGS) | tee ../../bin/bench-audit.txt
 
+.PHONY: bench-agree
+
+BENCH_AGREE_FLAGS ?=
+
+bench-agree: ## Measure what agreement between instances adds to a flag write and to the read paths, with 2 and 3 instances (bench/agree; BENCH_AGREE_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/agree && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" -redis "$(TEST_REDIS_URL)" $(BENCH_AGREE_FLAGS) | tee ../../bin/bench-agree.txt
+
 .PHONY: bench-stream
 
 BENCH_STREAM_FLAGS ?=

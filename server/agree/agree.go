@@ -163,7 +163,10 @@ func (g *Group) run(ctx context.Context) {
 	tick := time.NewTicker(g.cfg.Lease / 4)
 	defer tick.Stop()
 	pinged := make(chan struct{}, 1)
-	pinged <- struct{}{}
+	go func() {
+		defer func() { pinged <- struct{}{} }()
+		g.ping(ctx) // at once: a starting instance has no lease before it
+	}()
 	for {
 		select {
 		case <-ctx.Done():

@@ -28,6 +28,15 @@ type realtimeOptions struct {
 	exposureFlush time.Duration
 	// lease and pollLease replace the instances' leases (server/agree).
 	lease, pollLease time.Duration
+	noAgree          bool
+}
+
+// WithoutAgreement runs the instance as if it were alone even over Redis:
+// writes wait for no other instance and reads trust the caches. It exists
+// to measure what agreement costs (bench/agree); a deployment never runs
+// with it.
+func WithoutAgreement() Option {
+	return func(o *options) { o.noAgree = true }
 }
 
 // WithLeases replaces the bus lease and the change-log lease with which the
@@ -88,7 +97,9 @@ func newRealtime(cfg config.Config, pool *pgxpool.Pool, now func() time.Time, lo
 			return nil, err
 		}
 		rt.bus = r
-		rt.group = agree.New(agree.Config{Bus: r, Logger: logger, Lease: o.lease, PollLease: o.pollLease})
+		if !o.noAgree {
+			rt.group = agree.New(agree.Config{Bus: r, Logger: logger, Lease: o.lease, PollLease: o.pollLease})
+		}
 	} else {
 		rt.bus = bus.NewMemory()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchyard/switchyard/server/agree"
 	"github.com/switchyard/switchyard/server/bus"
 )
 
@@ -174,5 +175,43 @@ func TestChangeLogPollDeliversMissedChanges(t *testing.T) {
 	}
 	if got := c.events()[0]; got != e {
 		t.Errorf("polled %v, want %v", got, e)
+	}
+}
+
+// BenchmarkCaughtUp is what every cached read pays to know it may answer:
+// alone (one instance), and among several with both leases holding.
+func BenchmarkCaughtUp(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		group bool
+	}{{"one instance", false}, {"several, leases holding", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			cfg := Config{PollInterval: time.Hour}
+			m := bus.NewMemory()
+			var g *agree.Group
+			if tc.group {
+				g = agree.New(agree.Config{Bus: m, Lease: time.Hour, PollLease: time.Hour})
+				cfg.Group = g
+			}
+			f := New(&memLog{}, m, cfg)
+			if err := f.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			defer m.Subscribe(f.Notify)()
+			if g != nil {
+				g.Start()
+				defer g.Close()
+				for !g.Fresh() { // the first heartbeat comes back
+					time.Sleep(time.Millisecond)
+				}
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				if err := f.CaughtUp(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
