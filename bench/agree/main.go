@@ -279,10 +279,35 @@ func measure(ctx context.Context, adminURL, redisURL string, n, writes, reads in
 		fmt.Printf("  %-22s without %6.1f µs  with %6.1f µs  %+5.1f %%\n", path.name,
 			us(wo), us(w), 100*(float64(w)/float64(wo)-1))
 	}
-	fmt.Println()
+	n2, err := catchUps(ctx, with.urls[1])
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  reads that waited for the change log on that instance: %v\n\n", n2)
 	cancel()
 	time.Sleep(500 * time.Millisecond) // the instances let go of the database
 	return nil
+}
+
+// catchUps reads switchyard_catch_up_reads_total from an instance's
+// /metrics (served on its main port when METRICS_ADDR is unset).
+func catchUps(ctx context.Context, base string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "switchyard_catch_up_reads_total "); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("no switchyard_catch_up_reads_total in %s/metrics", base)
 }
 
 type readPath struct {

@@ -53,6 +53,9 @@ type Config struct {
 	Lease     time.Duration // the bus lease; DefaultLease when 0
 	PollLease time.Duration // the change-log lease; DefaultPollLease when 0
 	Logger    *slog.Logger
+	// OnWaitCut, when set, is told of every write that stopped waiting for
+	// a confirmation at its bound, for metrics.
+	OnWaitCut func()
 }
 
 // Group is this instance's view of the deployment's instances.
@@ -400,6 +403,9 @@ func (g *Group) Wait(w Write, published bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.waits, w.id)
+	if len(wt.pending) > 0 && g.cfg.OnWaitCut != nil {
+		g.cfg.OnWaitCut()
+	}
 	for id := range wt.pending {
 		if m := g.members[id]; m != nil && wt.echoed {
 			m.suspect = max(m.suspect, wt.echo)

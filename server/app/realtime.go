@@ -98,12 +98,12 @@ func newRealtime(cfg config.Config, pool *pgxpool.Pool, now func() time.Time, lo
 		}
 		rt.bus = r
 		if !o.noAgree {
-			rt.group = agree.New(agree.Config{Bus: r, Logger: logger, Lease: o.lease, PollLease: o.pollLease})
+			rt.group = agree.New(agree.Config{Bus: r, Logger: logger, Lease: o.lease, PollLease: o.pollLease, OnWaitCut: rt.metrics.WriteWaitsCut.Inc})
 		}
 	} else {
 		rt.bus = bus.NewMemory()
 	}
-	rt.follower = follow.New(follow.NewLog(pool, now), rt.bus, follow.Config{Logger: logger, PollInterval: o.pollInterval, Group: rt.group})
+	rt.follower = follow.New(follow.NewLog(pool, now), rt.bus, follow.Config{Logger: logger, PollInterval: o.pollInterval, Group: rt.group, OnCatchUp: rt.metrics.CatchUps.Inc})
 	return rt, nil
 }
 

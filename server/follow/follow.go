@@ -72,6 +72,9 @@ type Config struct {
 	// Group, when set, is this instance among several: writes wait for the
 	// others, and reads for this instance's leases (server/agree).
 	Group *agree.Group
+	// OnCatchUp, when set, is told of every read of the change log that
+	// readers wait for, for metrics.
+	OnCatchUp func()
 }
 
 // ErrClosed is returned by CaughtUp once the follower has stopped.
@@ -326,6 +329,9 @@ func (f *Follower) run(ctx context.Context) {
 				default:
 					more = false
 				}
+			}
+			if f.cfg.OnCatchUp != nil {
+				f.cfg.OnCatchUp()
 			}
 			err := f.poll(ctx)
 			if err != nil {

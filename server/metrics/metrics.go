@@ -27,6 +27,12 @@ type Metrics struct {
 	BusResubscribes prometheus.Counter
 	// Resyncs counts hub resyncs (all streams closed and caches dropped).
 	Resyncs prometheus.Counter
+	// CatchUps counts reads of the change log that requests waited for
+	// because this instance's leases had lapsed (server/agree).
+	CatchUps prometheus.Counter
+	// WriteWaitsCut counts writes that stopped waiting for another
+	// instance's confirmation at their bound (server/agree).
+	WriteWaitsCut prometheus.Counter
 	// SlowClients counts stream clients cut off for falling behind.
 	SlowClients prometheus.Counter
 	// SnapshotRequests counts /flags/snapshot answers by status code.
@@ -73,6 +79,12 @@ func New() *Metrics {
 		BusResubscribes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_bus_resubscribes_total", Help: "Redis pub/sub (re)subscriptions after the first.",
 		}),
+		CatchUps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_catch_up_reads_total", Help: "Reads of the change log that requests waited for, because this instance could not vouch for its caches.",
+		}),
+		WriteWaitsCut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchyard_write_waits_cut_total", Help: "Writes that stopped waiting for another instance's confirmation at their bound.",
+		}),
 		Resyncs: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_stream_resyncs_total", Help: "Hub resyncs: streams closed because messages may have been lost.",
 		}),
@@ -96,7 +108,7 @@ func New() *Metrics {
 			Name: "switchyard_ingest_gate_overflows_total", Help: "Measurement batches taken over the unfolded-tail limit after the longest wait.",
 		}),
 	}
-	m.registry.MustRegister(m.OpenStreams, m.FanoutSeconds, m.BusResubscribes, m.Resyncs, m.SlowClients,
+	m.registry.MustRegister(m.OpenStreams, m.FanoutSeconds, m.BusResubscribes, m.Resyncs, m.CatchUps, m.WriteWaitsCut, m.SlowClients,
 		m.SnapshotRequests, m.HTTPDuration, m.OFREPExposuresDropped, m.IngestGateWaits, m.IngestGateOverflows,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
