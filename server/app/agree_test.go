@@ -448,3 +448,55 @@ func TestKilledInstanceDelaysWritesAtMostTheLease(t *testing.T) {
 
 // agreeLease is the bus lease the server runs with.
 const agreeLease = agree.DefaultLease
+
+// An instance that starts while another is writing answers nothing stale
+// from its first request on, and a graceful stop holds no write up.
+func TestStartingAndStoppingInstancesAgree(t *testing.T) {
+	t.Parallel()
+	url := testenv.RedisURL(t)
+	channel := "switchyard-test:" + uuid.NewString()
+	a := startAgreeing(t, 1, []string{url}, app.WithBusChannel(channel))
+	w := a.insts[0]
+	a.write(t, w, "POST", a.flags(), map[string]any{"key": "hot", "is_enabled": true}, 200)
+	stop := make(chan struct{})
+	writes := make(chan time.Duration, 10000)
+	go func() {
+		defer close(writes)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			start := time.Now()
+			status, _, _ := w.Do(t, apptest.Request{Method: "PATCH", Path: a.flags() + "/hot", Bearer: a.token, Body: map[string]any{"rollout_percentage": i % 101}})
+			if status != 200 {
+				t.Errorf("write during the start = %d", status)
+				return
+			}
+			writes <- time.Since(start)
+		}
+	}()
+	misses := map[string]int{}
+	for range 3 {
+		b := apptest.Start(t, map[string]string{"REDIS_URL": url, "DATABASE_URL": w.DBURL}, app.WithBusChannel(channel))
+		a.insts = append(a.insts, b)
+		for i := range 30 {
+			a.readsAgree(t, w, i, misses)
+		}
+		b.Stop()
+		a.insts = a.insts[:1]
+	}
+	close(stop)
+	var slowest time.Duration
+	for d := range writes {
+		slowest = max(slowest, d)
+	}
+	t.Logf("slowest write while instances started and stopped: %v", slowest)
+	if len(misses) > 0 {
+		t.Errorf("stale reads on a starting instance: %v", misses)
+	}
+	if slowest > agreeLease+500*time.Millisecond {
+		t.Errorf("a write took %v while instances started and stopped; want at most the lease %v", slowest, agreeLease)
+	}
+}
