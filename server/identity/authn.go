@@ -63,7 +63,7 @@ func (s *Service) Authenticate(ctx context.Context, c auth.Credentials) (*auth.P
 // keycache.go): SDK clients poll and reconnect often, and a database query
 // per request would dominate the snapshot's cost.
 func (s *Service) authenticateSDKKey(ctx context.Context, q *db.Queries, key string) (*auth.Principal, error) {
-	if err := s.keysCurrent(ctx); err != nil {
+	if err := s.keys.current(ctx); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -455,7 +455,7 @@ func (r recorder) recordSetup(ctx context.Context, q *db.Queries, admin db.ListU
 // cache when it can: browsers reconnect their event streams all at once
 // after a deploy or a network blip, with keys their evaluations just used.
 func (s *Service) SDKKeyPrincipal(ctx context.Context, id int64, envID uuid.UUID) (*auth.Principal, error) {
-	if err := s.keysCurrent(ctx); err != nil {
+	if err := s.keys.current(ctx); err != nil {
 		return nil, err
 	}
 	q := db.New(s.pool)

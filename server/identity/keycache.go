@@ -1,6 +1,8 @@
 package identity
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -16,15 +18,19 @@ const keyCacheTTL = time.Minute
 // (snapshot polling, stream connections) do not query PostgreSQL per
 // request. It is invalidated through the bus, so that a revocation still
 // applies to the very next request (docs/reference/identity.md, Roles):
-// the revoking instance forgets the key before it answers; other instances
-// on the revocation event, within milliseconds, or within a second from the
-// change log when Redis is down; a resync forgets everything.
+// the revoking instance forgets the key before it answers, and the others
+// before the revocation is acknowledged (caughtUp covers the rest: an
+// instance that cannot vouch for its caches reads the change log first);
+// a resync forgets everything.
 type keyCache struct {
-	mu      sync.RWMutex
-	byHash  map[string]cachedKey
-	legacy  *cachedKey // the SDK_KEY principal
-	hashes  map[int64]string
-	cleared time.Time
+	// caughtUp, when set, returns once the cache holds every revocation
+	// any instance has acknowledged (identity.Config.CaughtUp).
+	caughtUp func(context.Context) error
+	mu       sync.RWMutex
+	byHash   map[string]cachedKey
+	legacy   *cachedKey // the SDK_KEY principal
+	hashes   map[int64]string
+	cleared  time.Time
 }
 
 type cachedKey struct {
@@ -32,8 +38,19 @@ type cachedKey struct {
 	at time.Time
 }
 
-func newKeyCache() *keyCache {
-	return &keyCache{byHash: map[string]cachedKey{}, hashes: map[int64]string{}}
+func newKeyCache(caughtUp func(context.Context) error) *keyCache {
+	return &keyCache{caughtUp: caughtUp, byHash: map[string]cachedKey{}, hashes: map[int64]string{}}
+}
+
+// current returns once the cache may be trusted (caughtUp).
+func (c *keyCache) current(ctx context.Context) error {
+	if c.caughtUp == nil {
+		return nil
+	}
+	if err := c.caughtUp(ctx); err != nil {
+		return fmt.Errorf("wait for acknowledged revocations: %w", err)
+	}
+	return nil
 }
 
 func (c *keyCache) get(hash []byte, now time.Time) (*auth.Principal, bool) {

@@ -2,7 +2,6 @@ package identity
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -26,7 +25,6 @@ type Service struct {
 	keys         *keyCache
 	trail        *audit.Trail
 	rec          recorder
-	caughtUp     func(context.Context) error
 }
 
 // Config holds a Service's optional settings; its zero value works.
@@ -47,7 +45,7 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{keys: newKeyCache(), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus, trail: cfg.Trail, rec: recorder{trail: cfg.Trail}, caughtUp: cfg.CaughtUp}
+	s := &Service{keys: newKeyCache(cfg.CaughtUp), pool: pool, logger: cfg.Logger, now: cfg.Now, legacySDKKey: cfg.LegacySDKKey, sealer: cfg.Sealer, bus: cfg.Bus, trail: cfg.Trail, rec: recorder{trail: cfg.Trail}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -60,16 +58,4 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 // publish announces committed changes (bus.PublishCommitted).
 func (s *Service) publish(ctx context.Context, events ...bus.Event) {
 	bus.PublishCommitted(ctx, s.bus, s.logger, events...)
-}
-
-// keysCurrent returns once the SDK-key cache holds every revocation any
-// instance has acknowledged (Config.CaughtUp).
-func (s *Service) keysCurrent(ctx context.Context) error {
-	if s.caughtUp == nil {
-		return nil
-	}
-	if err := s.caughtUp(ctx); err != nil {
-		return fmt.Errorf("wait for acknowledged revocations: %w", err)
-	}
-	return nil
 }
