@@ -21,9 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -31,12 +29,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchyard/switchyard/bench/internal/benchenv"
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -53,7 +50,7 @@ func main() {
 	reads := flag.Int("reads", 20000, "requests per read path and deployment, in rounds of 500")
 	flag.Parse()
 	err := run(context.Background(), *adminURL, *redisURL, *counts, *writes, *reads)
-	err = errors.Join(err, dropDatabase(context.Background(), *adminURL))
+	err = errors.Join(err, benchenv.DropDatabase(context.Background(), *adminURL, dbName))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/agree:", err)
 		os.Exit(1)
@@ -84,7 +81,7 @@ func run(ctx context.Context, adminURL, redisURL, counts string, writes, reads i
 // port): writes then take the change-log lease, and every read on the
 // other instance first reads the change log.
 func measureRedisDown(ctx context.Context, adminURL string) error {
-	dbURL, err := freshDatabase(ctx, adminURL)
+	dbURL, err := benchenv.FreshDatabase(ctx, adminURL, dbName)
 	if err != nil {
 		return err
 	}
@@ -97,7 +94,7 @@ func measureRedisDown(ctx context.Context, adminURL string) error {
 	}
 	d := &deployment{name: "Redis down", flag: "bench-down"}
 	for range 2 {
-		u, err := startApp(ctx, env)
+		u, err := benchenv.StartApp(ctx, env)
 		if err != nil {
 			return err
 		}
@@ -160,7 +157,7 @@ type deployment struct {
 }
 
 func measure(ctx context.Context, adminURL, redisURL string, n, writes, reads int) error {
-	dbURL, err := freshDatabase(ctx, adminURL)
+	dbURL, err := benchenv.FreshDatabase(ctx, adminURL, dbName)
 	if err != nil {
 		return err
 	}
@@ -179,7 +176,7 @@ func measure(ctx context.Context, adminURL, redisURL string, n, writes, reads in
 			opts = append(opts, app.WithoutAgreement())
 		}
 		for range n {
-			u, err := startApp(ctx, env, opts...)
+			u, err := benchenv.StartApp(ctx, env, opts...)
 			if err != nil {
 				return err
 			}
@@ -427,52 +424,6 @@ func arrange(ctx context.Context, pool *pgxpool.Pool) (token, key string, envID,
 	_, err = pool.Exec(ctx, `INSERT INTO sdk_keys (project_id, environment_id, name, key_hash, prefix)
 		SELECT project_id, id, 'bench', $2, $3 FROM environments WHERE id = $1`, envID, sdkHash, sdkPrefix)
 	return full, sdk, envID, projID, err
-}
-
-// freshDatabase creates the bench's database anew and returns its URL.
-func freshDatabase(ctx context.Context, adminURL string) (string, error) {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", fmt.Errorf("connect to %s: %w", adminURL, err)
-	}
-	defer conn.Close(ctx)
-	for _, sql := range []string{"DROP DATABASE IF EXISTS " + dbName + " WITH (FORCE)", "CREATE DATABASE " + dbName} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return "", fmt.Errorf("%s: %w", sql, err)
-		}
-	}
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + dbName
-	return u.String(), nil
-}
-
-// dropDatabase drops the scratch database, ending the servers' connections.
-func dropDatabase(ctx context.Context, adminURL string) error {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
-	return err
-}
-
-// startApp starts a server in this process and returns its base URL; it
-// stops when ctx ends.
-func startApp(ctx context.Context, env map[string]string, opts ...app.Option) (string, error) {
-	cfg, err := config.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		return "", err
-	}
-	a, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler), opts...)
-	if err != nil {
-		return "", err
-	}
-	go func() { _ = a.Serve(ctx) }()
-	return "http://" + a.Addr(), nil
 }
 
 func pct(d []time.Duration, p int) time.Duration {

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -34,10 +33,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchyard/switchyard/bench/internal/benchenv"
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
-	"github.com/switchyard/switchyard/server/config"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -56,7 +55,7 @@ func main() {
 	flag.Parse()
 	err := run(context.Background(), *adminURL, *entries, *writes, *rounds, *reads)
 	if !*keep {
-		err = errors.Join(err, dropDatabase(context.Background(), *adminURL))
+		err = errors.Join(err, benchenv.DropDatabase(context.Background(), *adminURL, dbName))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/audit:", err)
@@ -65,7 +64,7 @@ func main() {
 }
 
 func run(ctx context.Context, adminURL string, entries, writes, rounds, reads int) error {
-	dbURL, err := freshDatabase(ctx, adminURL)
+	dbURL, err := benchenv.FreshDatabase(ctx, adminURL, dbName)
 	if err != nil {
 		return err
 	}
@@ -74,11 +73,11 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 		"RUST_LOG": "error", "SESSION_SECRET": secret, "ADMIN_EMAIL": "admin@bench.example", "ADMIN_PASSWORD": "bench-password-1",
 		"PUBLIC_DIR": os.TempDir(),
 	}
-	with, err := startApp(ctx, env)
+	with, err := benchenv.StartApp(ctx, env)
 	if err != nil {
 		return err
 	}
-	without, err := startApp(ctx, env, app.WithoutAuditTrail())
+	without, err := benchenv.StartApp(ctx, env, app.WithoutAuditTrail())
 	if err != nil {
 		return err
 	}
@@ -159,51 +158,6 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 		fmt.Printf("  %-28s p50 %7.2f ms  p99 %7.2f ms\n", f.name, ms(pct(lat, 50)), ms(pct(lat, 99)))
 	}
 	return nil
-}
-
-// freshDatabase creates the bench's database anew and returns its URL.
-func freshDatabase(ctx context.Context, adminURL string) (string, error) {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", fmt.Errorf("connect to %s: %w", adminURL, err)
-	}
-	defer conn.Close(ctx)
-	for _, sql := range []string{"DROP DATABASE IF EXISTS " + dbName + " WITH (FORCE)", "CREATE DATABASE " + dbName} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return "", fmt.Errorf("%s: %w", sql, err)
-		}
-	}
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + dbName
-	return u.String(), nil
-}
-
-// dropDatabase drops the scratch database, ending the servers' connections.
-func dropDatabase(ctx context.Context, adminURL string) error {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
-	return err
-}
-
-// startApp starts a server in this process and returns its base URL.
-func startApp(ctx context.Context, env map[string]string, opts ...app.Option) (string, error) {
-	cfg, err := config.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		return "", err
-	}
-	a, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler), opts...)
-	if err != nil {
-		return "", err
-	}
-	go func() { _ = a.Serve(ctx) }()
-	return "http://" + a.Addr(), nil
 }
 
 // arrange gives the seeded admin a token and returns it with the Default
