@@ -14,13 +14,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -87,11 +84,7 @@ func measureRedisDown(ctx context.Context, adminURL string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": "redis://127.0.0.1:1/0", "HOST": "127.0.0.1", "PORT": "0", "COOKIE_SECURE": "false",
-		"RUST_LOG": "error", "SESSION_SECRET": secret, "ADMIN_EMAIL": "admin@bench.example", "ADMIN_PASSWORD": "bench-password-1",
-		"PUBLIC_DIR": os.TempDir(),
-	}
+	env := settings(dbURL, "redis://127.0.0.1:1/0") // a closed port
 	d := &deployment{name: "Redis down", flag: "bench-down"}
 	for range 2 {
 		u, err := benchenv.StartApp(ctx, env)
@@ -145,6 +138,15 @@ func measureRedisDown(ctx context.Context, adminURL string) error {
 	return nil
 }
 
+// settings are the instances' environment.
+func settings(dbURL, redisURL string) map[string]string {
+	return map[string]string{
+		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "HOST": "127.0.0.1", "PORT": "0", "COOKIE_SECURE": "false",
+		"RUST_LOG": "error", "SESSION_SECRET": secret, "ADMIN_EMAIL": "admin@bench.example", "ADMIN_PASSWORD": "bench-password-1",
+		"PUBLIC_DIR": os.TempDir(),
+	}
+}
+
 // deployment is n instances on one Redis channel.
 type deployment struct {
 	name  string
@@ -163,11 +165,7 @@ func measure(ctx context.Context, adminURL, redisURL string, n, writes, reads in
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "HOST": "127.0.0.1", "PORT": "0", "COOKIE_SECURE": "false",
-		"RUST_LOG": "error", "SESSION_SECRET": secret, "ADMIN_EMAIL": "admin@bench.example", "ADMIN_PASSWORD": "bench-password-1",
-		"PUBLIC_DIR": os.TempDir(),
-	}
+	env := settings(dbURL, redisURL)
 	with := &deployment{name: "with agreement", flag: "bench-with"}
 	without := &deployment{name: "without", flag: "bench-without"}
 	for _, d := range []*deployment{with, without} {
@@ -365,52 +363,14 @@ func (d *deployment) bootstrap(ctx context.Context) error {
 }
 
 func (d *deployment) do(ctx context.Context, base, method, path string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, r)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+d.token)
-	switch {
-	case method == http.MethodPatch:
-		req.Header.Set("Content-Type", "application/merge-patch+json")
-	case body != nil:
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
+	return benchenv.Client{Token: d.token}.Do(ctx, method, base+path, body, out)
 }
 
 // arrange gives the seeded admin a token and the Production environment an
 // SDK key, and returns them with the environment.
 func arrange(ctx context.Context, pool *pgxpool.Pool) (token, key string, envID, projID uuid.UUID, err error) {
-	full, prefix, hash, err := auth.NewCredential(auth.TokenKind)
+	full, err := benchenv.AdminToken(ctx, pool, "admin@bench.example")
 	if err != nil {
-		return "", "", envID, projID, err
-	}
-	if _, err = pool.Exec(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, prefix, scope)
-		SELECT id, 'bench', $1, $2, 'read_write' FROM users WHERE email = 'admin@bench.example'`, hash, prefix); err != nil {
 		return "", "", envID, projID, err
 	}
 	if err = pool.QueryRow(ctx, `SELECT e.id, p.id FROM environments e JOIN projects p ON p.id = e.project_id

@@ -14,13 +14,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -36,7 +34,6 @@ import (
 	"github.com/switchyard/switchyard/bench/internal/benchenv"
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/audit"
-	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -90,7 +87,7 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 	if err != nil {
 		return err
 	}
-	c := client{token: token}
+	c := benchenv.Client{Token: token}
 
 	fmt.Printf("flag writes: PATCH, %d per server, one on each in turn, %d rounds\n", writes, rounds)
 	var added []float64
@@ -135,7 +132,7 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 			OK      bool  `json:"ok"`
 			Checked int64 `json:"checked"`
 		}
-		if err := c.get(ctx, with, "/api/audit/verify", &v); err != nil {
+		if err := c.Do(ctx, http.MethodGet, with+"/api/audit/verify", nil, &v); err != nil {
 			return err
 		}
 		fmt.Printf("GET /api/audit/verify: ok=%v checked=%d in %s\n", v.OK, v.Checked, time.Since(start).Round(time.Millisecond))
@@ -150,7 +147,7 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 			var page struct {
 				Items []json.RawMessage `json:"items"`
 			}
-			if err := c.get(ctx, with, "/api/audit?"+q.Encode(), &page); err != nil {
+			if err := c.Do(ctx, http.MethodGet, with+"/api/audit?"+q.Encode(), nil, &page); err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
 			lat = append(lat, time.Since(t0))
@@ -163,69 +160,20 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 // arrange gives the seeded admin a token and returns it with the Default
 // project's Production environment.
 func arrange(ctx context.Context, pool *pgxpool.Pool) (token string, envID, projectID uuid.UUID, err error) {
-	full, prefix, hash, err := auth.NewCredential(auth.TokenKind)
-	if err != nil {
+	if token, err = benchenv.AdminToken(ctx, pool, "admin@bench.example"); err != nil {
 		return "", envID, projectID, err
 	}
-	_, err = pool.Exec(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, prefix, scope)
-		SELECT id, 'bench', $1, $2, 'read_write' FROM users WHERE email = 'admin@bench.example'`, hash, prefix)
-	if err == nil {
-		err = pool.QueryRow(ctx, `SELECT e.id, p.id FROM environments e JOIN projects p ON p.id = e.project_id
-			WHERE p.slug = 'default' AND e.slug = 'production'`).Scan(&envID, &projectID)
-	}
-	return full, envID, projectID, err
-}
-
-type client struct{ token string }
-
-func (c client) do(ctx context.Context, method, url string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, r)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if method == http.MethodPatch {
-		req.Header.Set("Content-Type", "application/merge-patch+json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, raw)
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
-}
-
-func (c client) get(ctx context.Context, base, path string, out any) error {
-	return c.do(ctx, http.MethodGet, base+path, nil, out)
+	err = pool.QueryRow(ctx, `SELECT e.id, p.id FROM environments e JOIN projects p ON p.id = e.project_id
+		WHERE p.slug = 'default' AND e.slug = 'production'`).Scan(&envID, &projectID)
+	return token, envID, projectID, err
 }
 
 // measureWrites PATCHes one flag per server, n times each after a warm-up.
-func measureWrites(ctx context.Context, c client, with, without string, envID uuid.UUID, n int) (on, off []time.Duration, err error) {
+func measureWrites(ctx context.Context, c benchenv.Client, with, without string, envID uuid.UUID, n int) (on, off []time.Duration, err error) {
 	flags := map[string]string{with: "bench-with", without: "bench-without"}
 	for base, key := range flags {
 		body := map[string]any{"key": key, "is_enabled": true, "rollout_percentage": 50}
-		if err := c.do(ctx, http.MethodPost, base+"/api/environments/"+envID.String()+"/flags", body, nil); err != nil {
+		if err := c.Do(ctx, http.MethodPost, base+"/api/environments/"+envID.String()+"/flags", body, nil); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -240,7 +188,7 @@ func measureWrites(ctx context.Context, c client, with, without string, envID uu
 		for _, base := range order {
 			t0 := time.Now()
 			patch := map[string]any{"rollout_percentage": i % 101}
-			if err := c.do(ctx, http.MethodPatch, base+"/api/environments/"+envID.String()+"/flags/"+flags[base], patch, nil); err != nil {
+			if err := c.Do(ctx, http.MethodPatch, base+"/api/environments/"+envID.String()+"/flags/"+flags[base], patch, nil); err != nil {
 				return nil, nil, err
 			}
 			switch {

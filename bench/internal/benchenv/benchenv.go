@@ -1,16 +1,23 @@
 // Package benchenv is what the load tools under bench/ share: a scratch
-// database made anew for a run, and servers started in the tool's process.
+// database made anew for a run, servers started in the tool's process, and
+// an API client.
 package benchenv
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/server/app"
+	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/config"
 )
 
@@ -59,4 +66,59 @@ func StartApp(ctx context.Context, env map[string]string, opts ...app.Option) (s
 	}
 	go func() { _ = a.Serve(ctx) }()
 	return "http://" + a.Addr(), nil
+}
+
+// AdminToken gives the user email a read-write personal access token and
+// returns it.
+func AdminToken(ctx context.Context, pool *pgxpool.Pool, email string) (string, error) {
+	full, prefix, hash, err := auth.NewCredential(auth.TokenKind)
+	if err != nil {
+		return "", err
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, prefix, scope)
+		SELECT id, 'bench', $1, $2, 'read_write' FROM users WHERE email = $3`, hash, prefix, email)
+	return full, err
+}
+
+// Client sends the tools' API requests with a bearer credential.
+type Client struct{ Token string }
+
+// Do sends body (JSON; a PATCH as a merge patch) to url and decodes the
+// answer into out, when given; an answer of 300 or more is an error.
+func (c Client) Do(ctx context.Context, method, url string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	switch {
+	case method == http.MethodPatch:
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	case body != nil:
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, raw)
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
 }
