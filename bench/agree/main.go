@@ -28,7 +28,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchyard/switchyard/bench/internal/benchenv"
+	"github.com/switchyard/switchyard/bench/benchenv"
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"

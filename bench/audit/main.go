@@ -31,7 +31,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchyard/switchyard/bench/internal/benchenv"
+	"github.com/switchyard/switchyard/bench/benchenv"
 	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/store"
