@@ -17704,6 +17704,11 @@ type ExportEventsResponse200Headers struct {
 	Vary *string
 }
 
+// ExportEventsResponse503Headers the declared response headers of an HTTP 503 response for ExportEvents
+type ExportEventsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ExportEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17717,8 +17722,12 @@ type ExportEventsResponse struct {
 	JSON404 *NotFound
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExportEventsResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportEventsResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -17744,6 +17753,11 @@ func (r ExportEventsResponse) GetJSON404() *NotFound {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r ExportEventsResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportEventsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -17775,6 +17789,11 @@ func (r ExportEventsResponse) ContentType() string {
 	return ""
 }
 
+// ListEventKeysResponse503Headers the declared response headers of an HTTP 503 response for ListEventKeys
+type ListEventKeysResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListEventKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17786,6 +17805,10 @@ type ListEventKeysResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventKeysResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17806,6 +17829,11 @@ func (r ListEventKeysResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ListEventKeysResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventKeysResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -18189,6 +18217,11 @@ func (r PatchExperimentResponse) ContentType() string {
 	return ""
 }
 
+// GetExperimentResultsResponse503Headers the declared response headers of an HTTP 503 response for GetExperimentResults
+type GetExperimentResultsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetExperimentResultsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -18200,6 +18233,10 @@ type GetExperimentResultsResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetExperimentResultsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18220,6 +18257,11 @@ func (r GetExperimentResultsResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetExperimentResultsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetExperimentResultsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -18251,6 +18293,11 @@ func (r GetExperimentResultsResponse) ContentType() string {
 	return ""
 }
 
+// ListFlagStatusResponse503Headers the declared response headers of an HTTP 503 response for ListFlagStatus
+type ListFlagStatusResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListFlagStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -18262,6 +18309,10 @@ type ListFlagStatusResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFlagStatusResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18282,6 +18333,11 @@ func (r ListFlagStatusResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ListFlagStatusResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFlagStatusResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19142,6 +19198,11 @@ func (r UnarchiveFlagResponse) ContentType() string {
 	return ""
 }
 
+// ListImpressionsResponse503Headers the declared response headers of an HTTP 503 response for ListImpressions
+type ListImpressionsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListImpressionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19155,6 +19216,10 @@ type ListImpressionsResponse struct {
 	JSON404 *NotFound
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListImpressionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19180,6 +19245,11 @@ func (r ListImpressionsResponse) GetJSON404() *NotFound {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r ListImpressionsResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListImpressionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19292,6 +19362,11 @@ type ExportImpressionsResponse200Headers struct {
 	Vary *string
 }
 
+// ExportImpressionsResponse503Headers the declared response headers of an HTTP 503 response for ExportImpressions
+type ExportImpressionsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ExportImpressionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19305,8 +19380,12 @@ type ExportImpressionsResponse struct {
 	JSON404 *NotFound
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExportImpressionsResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportImpressionsResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -19332,6 +19411,11 @@ func (r ExportImpressionsResponse) GetJSON404() *NotFound {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r ExportImpressionsResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportImpressionsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19363,6 +19447,11 @@ func (r ExportImpressionsResponse) ContentType() string {
 	return ""
 }
 
+// GetExposureResponse503Headers the declared response headers of an HTTP 503 response for GetExposure
+type GetExposureResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetExposureResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19376,6 +19465,10 @@ type GetExposureResponse struct {
 	JSON404 *NotFound
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Unprocessable
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetExposureResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19401,6 +19494,11 @@ func (r GetExposureResponse) GetJSON404() *NotFound {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r GetExposureResponse) GetJSON422() *Unprocessable {
 	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetExposureResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19432,6 +19530,11 @@ func (r GetExposureResponse) ContentType() string {
 	return ""
 }
 
+// GetImpressionStatsResponse503Headers the declared response headers of an HTTP 503 response for GetImpressionStats
+type GetImpressionStatsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetImpressionStatsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19443,6 +19546,10 @@ type GetImpressionStatsResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetImpressionStatsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19463,6 +19570,11 @@ func (r GetImpressionStatsResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetImpressionStatsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetImpressionStatsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29107,6 +29219,13 @@ func ParseExportEventsResponse(rsp *http.Response) (*ExportEventsResponse, error
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -29120,6 +29239,16 @@ func ParseExportEventsResponse(rsp *http.Response) (*ExportEventsResponse, error
 			headers.Vary = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29167,6 +29296,26 @@ func ParseListEventKeysResponse(rsp *http.Response) (*ListEventKeysResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListEventKeysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29494,6 +29643,26 @@ func ParseGetExperimentResultsResponse(rsp *http.Response) (*GetExperimentResult
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetExperimentResultsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -29541,6 +29710,26 @@ func ParseListFlagStatusResponse(rsp *http.Response) (*ListFlagStatusResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListFlagStatusResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30262,6 +30451,26 @@ func ParseListImpressionsResponse(rsp *http.Response) (*ListImpressionsResponse,
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListImpressionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30380,6 +30589,13 @@ func ParseExportImpressionsResponse(rsp *http.Response) (*ExportImpressionsRespo
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -30393,6 +30609,16 @@ func ParseExportImpressionsResponse(rsp *http.Response) (*ExportImpressionsRespo
 			headers.Vary = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportImpressionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30447,6 +30673,26 @@ func ParseGetExposureResponse(rsp *http.Response) (*GetExposureResponse, error) 
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetExposureResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -30494,6 +30740,26 @@ func ParseGetImpressionStatsResponse(rsp *http.Response) (*GetImpressionStatsRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetImpressionStatsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

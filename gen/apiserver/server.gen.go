@@ -1916,6 +1916,9 @@ type MethodNotAllowed = Error
 // NotFound defines model for NotFound.
 type NotFound = Error
 
+// ServiceUnavailable defines model for ServiceUnavailable.
+type ServiceUnavailable = Error
+
 // TooLarge defines model for TooLarge.
 type TooLarge = Error
 
@@ -5876,6 +5879,15 @@ type MethodNotAllowedJSONResponse Error
 
 type NotFoundJSONResponse Error
 
+type ServiceUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type ServiceUnavailableJSONResponse struct {
+	Body Error
+
+	Headers ServiceUnavailableResponseHeaders
+}
+
 type TooLargeJSONResponse Error
 
 type UnauthorizedJSONResponse Error
@@ -7059,6 +7071,23 @@ func (response ListEventKeys404JSONResponse) VisitListEventKeysResponse(w http.R
 	return err
 }
 
+type ListEventKeys503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListEventKeys503JSONResponse) VisitListEventKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListExperimentsRequestObject struct {
 	EnvId EnvId `json:"env_id"`
 }
@@ -7541,6 +7570,23 @@ func (response GetExperimentResults404JSONResponse) VisitGetExperimentResultsRes
 	return err
 }
 
+type GetExperimentResults503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetExperimentResults503JSONResponse) VisitGetExperimentResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListFlagStatusRequestObject struct {
 	EnvId EnvId `json:"env_id"`
 }
@@ -7601,6 +7647,23 @@ func (response ListFlagStatus404JSONResponse) VisitListFlagStatusResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFlagStatus503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListFlagStatus503JSONResponse) VisitListFlagStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8706,6 +8769,23 @@ func (response ListImpressions422JSONResponse) VisitListImpressionsResponse(w ht
 	return err
 }
 
+type ListImpressions503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListImpressions503JSONResponse) VisitListImpressionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type IngestImpressionsRequestObject struct {
 	EnvId EnvId `json:"env_id"`
 	Body  *IngestImpressionsJSONRequestBody
@@ -8886,6 +8966,23 @@ func (response GetExposure422JSONResponse) VisitGetExposureResponse(w http.Respo
 	return err
 }
 
+type GetExposure503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetExposure503JSONResponse) VisitGetExposureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetImpressionStatsRequestObject struct {
 	EnvId EnvId `json:"env_id"`
 }
@@ -8946,6 +9043,23 @@ func (response GetImpressionStats404JSONResponse) VisitGetImpressionStatsRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetImpressionStats503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetImpressionStats503JSONResponse) VisitGetImpressionStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }

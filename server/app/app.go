@@ -82,6 +82,7 @@ type App struct {
 	cfg      config.Config
 	logger   *slog.Logger
 	pool     *pgxpool.Pool
+	reads    *pgxpool.Pool // the measurement reads' bulkhead
 	listener net.Listener
 	server   *http.Server
 	metrics  *metricsListener // METRICS_ADDR's; nil when unset
@@ -154,6 +155,17 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := store.Migrate(ctx, pool, logger); err != nil {
 		return nil, err
 	}
+	// The measurement reads' bulkhead: their own connections, each
+	// statement bounded (docs/architecture.md, Measurement).
+	reads, err := store.OpenBounded(startCtx, cfg.DatabaseURL, cfg.MeasureReadConnections, cfg.MeasureReadTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			reads.Close()
+		}
+	}()
 	sealer, err := auth.NewSealer(cfg.SessionSecret)
 	if err != nil {
 		return nil, err
@@ -192,7 +204,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if maxTail == 0 {
 		maxTail = -1 // INGEST_MAX_UNFOLDED=0: no limit
 	}
-	meas := measure.New(pool, measure.Config{Logger: logger, Now: o.now, MaxTail: maxTail,
+	meas := measure.New(pool, measure.Config{Reads: reads, ReadTimeout: cfg.MeasureReadTimeout, Logger: logger, Now: o.now, MaxTail: maxTail,
 		GateWaited: rt.metrics.IngestGateWaits.Inc, GateOverflowed: rt.metrics.IngestGateOverflows.Inc})
 
 	if err := rt.startHub(startCtx, svc, idSvc, logger); err != nil {
@@ -227,6 +239,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		cfg:      cfg,
 		logger:   logger,
 		pool:     pool,
+		reads:    reads,
 		listener: ln,
 		metrics:  metricsLn,
 		rt:       rt,
@@ -260,6 +273,7 @@ func (a *App) MetricsAddr() string { return a.metrics.addr() }
 // requests finish (up to 10 s), closes the pool and returns nil.
 func (a *App) Serve(ctx context.Context) error {
 	defer a.pool.Close()
+	defer a.reads.Close()
 	stopWorkers := a.workers.start(ctx)
 	defer stopWorkers() // before the pool closes: deferred calls run last-in first-out
 	retentionCtx, stopRetention := context.WithCancel(ctx)

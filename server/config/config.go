@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DevSessionSecret is the SESSION_SECRET used when none is set. It is public, so
@@ -68,6 +69,14 @@ type Config struct {
 	PublicURL string
 	// DBMaxConnections (DB_MAX_CONNECTIONS) is the connection pool size.
 	DBMaxConnections int32
+	// MeasureReadConnections (MEASURE_READ_CONNECTIONS) is the size of the
+	// measurement reads' own pool (statistics, exposure, experiment results,
+	// flag status, export), beside the main one: a slow read never takes a
+	// connection that writes, authentication or ingest need.
+	MeasureReadConnections int32
+	// MeasureReadTimeout (MEASURE_READ_TIMEOUT) ends any statement of a
+	// measurement read that runs longer.
+	MeasureReadTimeout time.Duration
 	// LogLevel (RUST_LOG) is the minimum level logged.
 	LogLevel slog.Level
 	// AdminEmail (ADMIN_EMAIL) and AdminPassword (ADMIN_PASSWORD), when both
@@ -172,6 +181,12 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.DBMaxConnections, err = parsePoolSize(get("DB_MAX_CONNECTIONS", "10")); err != nil {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNECTIONS: %w", err))
+	}
+	if c.MeasureReadConnections, err = parsePoolSize(get("MEASURE_READ_CONNECTIONS", "3")); err != nil {
+		errs = append(errs, fmt.Errorf("MEASURE_READ_CONNECTIONS: %w", err))
+	}
+	if c.MeasureReadTimeout, err = parseTimeout(get("MEASURE_READ_TIMEOUT", "30s")); err != nil {
+		errs = append(errs, fmt.Errorf("MEASURE_READ_TIMEOUT: %w", err))
 	}
 	if c.LogLevel, err = ParseLogLevel(get("RUST_LOG", "info")); err != nil {
 		errs = append(errs, fmt.Errorf("RUST_LOG: %w", err))
@@ -345,6 +360,18 @@ func parseExposureMemory(s string) (int, error) {
 		return 0, fmt.Errorf("invalid value %q: want 0 (one impression per evaluation) to %d exposures", s, maxExposureMemory)
 	}
 	return n, nil
+}
+
+// parseTimeout reads a Go duration of at least a millisecond.
+func parseTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("not a duration such as 30s: %w", err)
+	}
+	if d < time.Millisecond {
+		return 0, fmt.Errorf("invalid value %q: want at least 1ms", s)
+	}
+	return d, nil
 }
 
 func parsePoolSize(s string) (int32, error) {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -21,27 +22,29 @@ func lookup(env map[string]string) func(string) (string, bool) {
 // defaults is the Config that an empty environment yields.
 func defaults() config.Config {
 	return config.Config{
-		SessionSecret:     config.DevSessionSecret,
-		DatabaseURL:       "postgres://switchyard:switchyard@127.0.0.1:5432/switchyard?sslmode=disable",
-		RedisURL:          "redis://127.0.0.1:6379/0",
-		RedisChannel:      "switchyard:changes",
-		PostgresUser:      "switchyard",
-		PostgresPassword:  "switchyard",
-		PostgresDB:        "switchyard",
-		CookieSecure:      true,
-		SDKKey:            "",
-		PublicDir:         "public",
-		Host:              "",
-		Port:              3000,
-		PublicURL:         "http://localhost:3000",
-		DBMaxConnections:  10,
-		LogLevel:          slog.LevelInfo,
-		AdminEmail:        "",
-		AdminPassword:     "",
-		AdminName:         "Admin",
-		WorkspaceName:     "Switchyard",
-		RetentionDays:     90,
-		IngestMaxUnfolded: 25000,
+		SessionSecret:          config.DevSessionSecret,
+		DatabaseURL:            "postgres://switchyard:switchyard@127.0.0.1:5432/switchyard?sslmode=disable",
+		RedisURL:               "redis://127.0.0.1:6379/0",
+		RedisChannel:           "switchyard:changes",
+		PostgresUser:           "switchyard",
+		PostgresPassword:       "switchyard",
+		PostgresDB:             "switchyard",
+		CookieSecure:           true,
+		SDKKey:                 "",
+		PublicDir:              "public",
+		Host:                   "",
+		Port:                   3000,
+		PublicURL:              "http://localhost:3000",
+		DBMaxConnections:       10,
+		MeasureReadConnections: 3,
+		MeasureReadTimeout:     30 * time.Second,
+		LogLevel:               slog.LevelInfo,
+		AdminEmail:             "",
+		AdminPassword:          "",
+		AdminName:              "Admin",
+		WorkspaceName:          "Switchyard",
+		RetentionDays:          90,
+		IngestMaxUnfolded:      25000,
 
 		OFREPExposureMemory: 1_000_000,
 	}
@@ -163,6 +166,11 @@ func TestFromEnv(t *testing.T) {
 			want: func(c *config.Config) { c.DBMaxConnections = 1 },
 		},
 		{
+			name: "MEASURE_READ_CONNECTIONS and MEASURE_READ_TIMEOUT",
+			env:  map[string]string{"MEASURE_READ_CONNECTIONS": "1", "MEASURE_READ_TIMEOUT": "1m30s"},
+			want: func(c *config.Config) { c.MeasureReadConnections, c.MeasureReadTimeout = 1, 90*time.Second },
+		},
+		{
 			name: "RETENTION_DAYS",
 			env:  map[string]string{"RETENTION_DAYS": "7"},
 			want: func(c *config.Config) { c.RetentionDays = 7 },
@@ -235,6 +243,9 @@ func TestFromEnvErrors(t *testing.T) {
 		{name: "DB_MAX_CONNECTIONS negative", env: map[string]string{"DB_MAX_CONNECTIONS": "-5"}, want: []string{"DB_MAX_CONNECTIONS"}},
 		{name: "DB_MAX_CONNECTIONS not a number", env: map[string]string{"DB_MAX_CONNECTIONS": "ten"}, want: []string{"DB_MAX_CONNECTIONS"}},
 		{name: "DB_MAX_CONNECTIONS overflow", env: map[string]string{"DB_MAX_CONNECTIONS": "3000000000"}, want: []string{"DB_MAX_CONNECTIONS", "out of range"}},
+		{name: "MEASURE_READ_CONNECTIONS zero", env: map[string]string{"MEASURE_READ_CONNECTIONS": "0"}, want: []string{"MEASURE_READ_CONNECTIONS", "at least 1"}},
+		{name: "MEASURE_READ_TIMEOUT not a duration", env: map[string]string{"MEASURE_READ_TIMEOUT": "30"}, want: []string{"MEASURE_READ_TIMEOUT", "not a duration"}},
+		{name: "MEASURE_READ_TIMEOUT zero", env: map[string]string{"MEASURE_READ_TIMEOUT": "0s"}, want: []string{"MEASURE_READ_TIMEOUT", "at least 1ms"}},
 		{name: "RETENTION_DAYS zero", env: map[string]string{"RETENTION_DAYS": "0"}, want: []string{"RETENTION_DAYS", `"0"`}},
 		{name: "INGEST_MAX_UNFOLDED negative", env: map[string]string{"INGEST_MAX_UNFOLDED": "-1"}, want: []string{"INGEST_MAX_UNFOLDED", `"-1"`}},
 		{name: "INGEST_MAX_UNFOLDED not a number", env: map[string]string{"INGEST_MAX_UNFOLDED": "lots"}, want: []string{"INGEST_MAX_UNFOLDED", "not an integer"}},

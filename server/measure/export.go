@@ -123,7 +123,7 @@ func (s *Service) ExportImpressions(ctx context.Context, p *auth.Principal, envI
 	if err != nil {
 		return nil, err
 	}
-	q := db.New(s.pool)
+	q := db.New(s.reads)
 	return &Export[db.ListImpressionsForExportRow]{
 		first: first, last: last,
 		fetch: func(ctx context.Context, afterID, throughID int64, limit int32) ([]db.ListImpressionsForExportRow, error) {
@@ -151,7 +151,7 @@ func (s *Service) ExportGoalEvents(ctx context.Context, p *auth.Principal, envID
 	if err != nil {
 		return nil, err
 	}
-	q := db.New(s.pool)
+	q := db.New(s.reads)
 	return &Export[db.ListGoalEventsForExportRow]{
 		first: first, last: last,
 		fetch: func(ctx context.Context, afterID, throughID int64, limit int32) ([]db.ListGoalEventsForExportRow, error) {
@@ -171,7 +171,7 @@ func exportBounds(ctx context.Context, s *Service, p *auth.Principal, envID uuid
 	exact func(q *db.Queries) (db.GetImpressionExportBoundsRow, error),
 ) (first, last int64, err error) {
 	type ids struct{ first, last int64 }
-	b, err := store.WithSnapshotV(ctx, s.pool, func(q *db.Queries) (ids, error) {
+	b, err := store.WithSnapshotV(ctx, s.reads, func(q *db.Queries) (ids, error) {
 		if _, err := access.Env(ctx, q, p, envID, access.EditorRead); err != nil {
 			return ids{}, err
 		}

@@ -2,11 +2,13 @@ package measure
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/server/access"
+	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/store"
 )
@@ -25,7 +27,13 @@ import (
 // snapshotRead runs fn in one snapshot after checking that p may read the
 // environment, handing it the watermarks of that snapshot.
 func snapshotRead[T any](ctx context.Context, s *Service, p *auth.Principal, envID uuid.UUID, fn func(q *db.Queries, marks db.GetRollupWatermarksRow) (T, error)) (T, error) {
-	out, err := store.WithSnapshotV(ctx, s.pool, func(q *db.Queries) (T, error) {
+	rctx := ctx
+	if s.readTimeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, s.readTimeout)
+		defer cancel()
+	}
+	out, err := store.WithSnapshotV(rctx, s.reads, func(q *db.Queries) (T, error) {
 		var zero T
 		if _, err := access.Env(ctx, q, p, envID, access.Read); err != nil {
 			return zero, err
@@ -39,5 +47,8 @@ func snapshotRead[T any](ctx context.Context, s *Service, p *auth.Principal, env
 		}
 		return fn(q, marks)
 	})
+	if err != nil && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return out, apperr.Wrap(apperr.Unavailable, "the read took too long; try again shortly", err)
+	}
 	return out, store.AdaptError(err)
 }

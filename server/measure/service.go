@@ -14,16 +14,30 @@ import (
 
 // Service runs the measurement operations against the database.
 type Service struct {
-	pool   *pgxpool.Pool
-	logger *slog.Logger
-	now    func() time.Time
-	gate   gate
+	pool *pgxpool.Pool
+	// reads is the measurement reads' own pool (Config.Reads).
+	reads       *pgxpool.Pool
+	readTimeout time.Duration
+	logger      *slog.Logger
+	now         func() time.Time
+	gate        gate
 }
 
 // Config holds a Service's optional settings; its zero value works.
 type Config struct {
-	Logger *slog.Logger     // discarded when nil
-	Now    func() time.Time // the clock (exposure days, retention); time.Now when nil
+	// Reads, when set, is the pool that measurement reads (statistics,
+	// exposure, experiment results, flag status, export) run on: their own
+	// bounded share of connections, each statement bounded too
+	// (store.OpenBounded), so that slow reads never take a connection that
+	// writes, authentication, the change follower or ingest need. The
+	// service's pool when nil.
+	Reads *pgxpool.Pool
+	// ReadTimeout bounds a measurement read whole, its wait for one of
+	// those connections included (the export's batches are bounded each by
+	// the pool's statement timeout instead); none when 0.
+	ReadTimeout time.Duration
+	Logger      *slog.Logger     // discarded when nil
+	Now         func() time.Time // the clock (exposure days, retention); time.Now when nil
 	// MaxTail is the unfolded rows of one kind at which ingest waits for
 	// the folder (gate.go): DefaultMaxTail when 0, no limit when negative
 	// (tests that build a tail on purpose, with no folder running).
@@ -41,7 +55,10 @@ type Config struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	s := &Service{pool: pool, logger: cfg.Logger, now: cfg.Now}
+	s := &Service{pool: pool, reads: cfg.Reads, readTimeout: cfg.ReadTimeout, logger: cfg.Logger, now: cfg.Now}
+	if s.reads == nil {
+		s.reads = pool
+	}
 	s.gate.wait = cfg.AdmitWait
 	s.gate.waited, s.gate.overflowed = cfg.GateWaited, cfg.GateOverflowed
 	if s.gate.waited == nil {

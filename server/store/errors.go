@@ -119,6 +119,9 @@ const (
 	codeAdminShutdown = "57P01"
 	codeCrashShutdown = "57P02"
 	codeCannotConnect = "57P03"
+	// codeQueryCanceled is a statement that ran past statement_timeout
+	// (OpenBounded) or was cancelled by an operator.
+	codeQueryCanceled = "57014"
 )
 
 // Unreachable reports whether err, however it was wrapped, means the database
@@ -191,6 +194,9 @@ func AdaptError(err error) error {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return apperr.Wrap(apperr.Internal, "internal error", err)
+	}
+	if pgErr.Code == codeQueryCanceled {
+		return apperr.Wrap(apperr.Unavailable, "the read took too long; try again shortly", err)
 	}
 	known, ok := constraintMessage(pgErr.ConstraintName)
 	switch pgErr.Code {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
@@ -57,6 +58,20 @@ func TestAdaptErrorFromRealViolations(t *testing.T) {
 			run:         func() error { _, err := q.GetWorkspace(ctx); return err },
 			wantKind:    apperr.NotFound,
 			wantMessage: "not found",
+		},
+		{
+			name: "a statement past the bounded pool's timeout is Unavailable",
+			run: func() error {
+				bounded, err := store.OpenBounded(ctx, pool.Config().ConnString(), 1, 50*time.Millisecond)
+				if err != nil {
+					return err
+				}
+				defer bounded.Close()
+				_, err = bounded.Exec(ctx, "SELECT pg_sleep(1)")
+				return err
+			},
+			wantKind:    apperr.Unavailable,
+			wantMessage: "the read took too long; try again shortly",
 		},
 		{
 			name: "23505 named constraint is Conflict with its message",

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,9 +31,24 @@ const defaultConnectTimeout = 5 * time.Second
 // demand. So after PostgreSQL restarts, requests succeed again as soon as it
 // accepts connections; nothing here needs restarting.
 func Open(ctx context.Context, databaseURL string, maxConns int32) (*pgxpool.Pool, error) {
+	return open(ctx, databaseURL, maxConns, 0)
+}
+
+// OpenBounded is Open for a pool whose every statement ends after
+// statementTimeout (PostgreSQL's statement_timeout on each connection): the
+// measurement reads' own pool, whose reads may be slow and must stay
+// bounded (AdaptError answers such a read 503).
+func OpenBounded(ctx context.Context, databaseURL string, maxConns int32, statementTimeout time.Duration) (*pgxpool.Pool, error) {
+	return open(ctx, databaseURL, maxConns, statementTimeout)
+}
+
+func open(ctx context.Context, databaseURL string, maxConns int32, statementTimeout time.Duration) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open database: parse url: %w", err)
+	}
+	if statementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(statementTimeout.Milliseconds(), 10)
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns

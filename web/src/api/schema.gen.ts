@@ -3809,9 +3809,11 @@ export interface components {
             };
         };
         /**
-         * @description The database cannot be reached (it is restarting, or the network to it is down).
-         *     Nothing was changed; the same request may succeed later. Never answered for a
-         *     credential problem: a valid credential is not rejected during an outage.
+         * @description The database cannot be reached (it is restarting, or the network to it is down), or,
+         *     on a measurement read (statistics, exposure, experiment results, flag status, export),
+         *     the read took longer than `MEASURE_READ_TIMEOUT` (30 s) on its own bounded share of
+         *     connections. Nothing was changed; the same request may succeed later. Never answered
+         *     for a credential problem: a valid credential is not rejected during an outage.
          */
         ServiceUnavailable: {
             headers: {
@@ -5604,6 +5606,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ingestImpressions: {
@@ -5688,6 +5691,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getExposure: {
@@ -5719,6 +5723,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     exportImpressions: {
@@ -5759,6 +5764,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listFlagStatus: {
@@ -5784,6 +5790,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ingestEvents: {
@@ -5839,6 +5846,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     exportEvents: {
@@ -5879,6 +5887,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listExperiments: {
@@ -6050,6 +6059,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
