@@ -181,6 +181,27 @@ func TestEveryInstanceAgrees(t *testing.T) {
 					}
 				}
 			}
+			// Segment writes re-send the flags that use the segment.
+			segs := "/api/environments/" + a.env.String() + "/segments"
+			cond := func(v string) []any {
+				return []any{map[string]any{"attribute": "plan", "operator": "equals", "values": []string{v}}}
+			}
+			a.write(t, a.insts[0], "POST", segs, map[string]any{"key": "beta", "name": "Beta", "rules": cond("v-start")}, 200)
+			a.write(t, a.insts[0], "POST", a.flags(), map[string]any{"key": "seg", "is_enabled": true, "rules": []any{map[string]any{"segment_key": "beta"}}}, 200)
+			for i := range 40 {
+				w := a.insts[i%n]
+				value := fmt.Sprintf("v-%d-%d", n, i)
+				a.write(t, w, "PATCH", segs+"/beta", map[string]any{"rules": cond(value)}, 200)
+				for _, r := range a.insts {
+					if r == w {
+						continue
+					}
+					tries++
+					if _, raw, _ := r.Do(t, apptest.Request{Method: "GET", Path: "/flags/snapshot", Bearer: a.key}); !strings.Contains(string(raw), value) {
+						misses["segment write"]++
+					}
+				}
+			}
 			// Revocations: a key used (and cached) on every instance, then
 			// deleted on one; the next request anywhere is refused.
 			for i := range 30 {
