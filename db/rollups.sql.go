@@ -102,6 +102,33 @@ func (q *Queries) LockRollupWatermark(ctx context.Context, kind string) (int64, 
 	return folded_through, err
 }
 
+const refreshMeasurementStatistics = `-- name: RefreshMeasurementStatistics :many
+SELECT t::text AS analyzed FROM measurement_refresh_statistics() AS t
+`
+
+// ANALYZE the measurement tables that grew past autovacuum's default
+// threshold since their statistics were last gathered, one instance at a
+// time (migrations/00022_measurement_statistics.sql), and name them.
+func (q *Queries) RefreshMeasurementStatistics(ctx context.Context) ([]string, error) {
+	rows, err := q.db.Query(ctx, refreshMeasurementStatistics)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var analyzed string
+		if err := rows.Scan(&analyzed); err != nil {
+			return nil, err
+		}
+		items = append(items, analyzed)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const setMeasurementReadSettings = `-- name: SetMeasurementReadSettings :exec
 SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)
 `

@@ -42,3 +42,9 @@ SELECT id FROM environments WHERE id = @environment_id FOR KEY SHARE;
 -- under load) and saves these bounded reads less, and room to sort and hash
 -- a flag's users in memory (experiment results).
 SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true);
+
+-- name: RefreshMeasurementStatistics :many
+-- ANALYZE the measurement tables that grew past autovacuum's default
+-- threshold since their statistics were last gathered, one instance at a
+-- time (migrations/00022_measurement_statistics.sql), and name them.
+SELECT t::text AS analyzed FROM measurement_refresh_statistics() AS t;

@@ -235,7 +235,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, err
 	}
 	return &App{
-		workers:  append(o.workers(svc, notifications, releases, logger), sealTrail(trail, pool, o.workerInterval, logger)),
+		workers: append(o.workers(svc, notifications, releases, logger),
+			sealTrail(trail, pool, o.workerInterval, logger), refreshStatistics(meas, o.workerInterval, logger)),
 		cfg:      cfg,
 		logger:   logger,
 		pool:     pool,

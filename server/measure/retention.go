@@ -156,3 +156,16 @@ func (s *Service) RunRetention(ctx context.Context, cfg RetentionConfig) {
 		}
 	}
 }
+
+// RefreshStatistics gathers fresh planner statistics for the measurement
+// tables that grew since theirs were gathered, and returns their names:
+// with autovacuum off or behind a burst, the plans of the reads would
+// otherwise follow statistics of a much smaller table. One instance at a
+// time; on the others it returns nothing.
+func (s *Service) RefreshStatistics(ctx context.Context) ([]string, error) {
+	names, err := db.New(s.pool).RefreshMeasurementStatistics(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("refresh measurement statistics: %w", err)
+	}
+	return names, nil
+}

@@ -1,0 +1,29 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/switchyard/switchyard/server/measure"
+	"github.com/switchyard/switchyard/server/worker"
+)
+
+// statisticsInterval is how often the measurement tables' planner
+// statistics are looked at (docs/architecture.md, Measurement).
+const statisticsInterval = time.Minute
+
+// refreshStatistics is the loop that keeps the planner's statistics of the
+// measurement tables current as they grow (measure.RefreshStatistics).
+func refreshStatistics(meas *measure.Service, interval time.Duration, logger *slog.Logger) *worker.Loop {
+	if interval <= 0 || interval > statisticsInterval {
+		interval = statisticsInterval
+	}
+	return worker.New("measurement statistics", func(ctx context.Context) (bool, error) {
+		names, err := meas.RefreshStatistics(ctx)
+		if len(names) > 0 {
+			logger.Info("refreshed planner statistics", "tables", names)
+		}
+		return false, err
+	}, worker.LoopConfig{Interval: interval, Logger: logger})
+}
