@@ -176,6 +176,14 @@ bench-agree: ## Measure what agreement between instances adds to a flag write an
 	@mkdir -p bin
 	cd bench/agree && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" -redis "$(TEST_REDIS_URL)" $(BENCH_AGREE_FLAGS) | tee ../../bin/bench-agree.txt
 
+.PHONY: bench-bulkhead
+
+BENCH_BULKHEAD_FLAGS ?=
+
+bench-bulkhead: ## Measure flag writes idle and while 20 measurement reads are held up (bench/bulkhead; BENCH_BULKHEAD_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/bulkhead && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_BULKHEAD_FLAGS) | tee ../../bin/bench-bulkhead.txt
+
 .PHONY: bench-stream
 
 BENCH_STREAM_FLAGS ?=
