@@ -1,0 +1,185 @@
+package app_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard/switchyard/server/app"
+	"github.com/switchyard/switchyard/server/measure"
+)
+
+// arrival is one impression or goal event as the test sends it.
+type arrival struct {
+	goal        bool
+	user, value string // value: the variant, or the goal's key
+	at          time.Time
+}
+
+// referenceResult counts an experiment's arms from the raw records, the
+// definition written out (docs/reference/measurement.md, Attribution): a
+// user enters at their earliest impression of the flag still kept (after
+// cutoff) and stays in its variant; anonymous impressions do not count; a
+// user converted when a goal of the key occurred at or after that entry.
+func referenceResult(rows []arrival, goalKey string, cutoff time.Time) map[string][2]int64 {
+	type entry struct {
+		at      time.Time
+		variant string
+	}
+	first := map[string]entry{}
+	for _, r := range rows {
+		if r.goal || r.user == "" || r.at.Before(cutoff) {
+			continue
+		}
+		if e, ok := first[r.user]; !ok || r.at.Before(e.at) {
+			first[r.user] = entry{r.at, r.value}
+		}
+	}
+	converted := map[string]bool{}
+	for _, r := range rows {
+		if !r.goal || r.value != goalKey || r.at.Before(cutoff) {
+			continue
+		}
+		if e, ok := first[r.user]; ok && !r.at.Before(e.at) {
+			converted[r.user] = true
+		}
+	}
+	out := map[string][2]int64{}
+	for u, e := range first {
+		c := out[e.variant]
+		c[0]++
+		if converted[u] {
+			c[1]++
+		}
+		out[e.variant] = c
+	}
+	return out
+}
+
+// Experiment results are exact whatever order the records arrive in:
+// impressions earlier than ones already ingested (which move a user to
+// another arm, and may make a goal count or stop counting), duplicates,
+// goals before and after the exposure they follow, anonymous impressions,
+// other goal keys, the background fold in between, and finally retention.
+// Every so many batches, through the real ingest routes, the results equal
+// the reference computed from everything sent so far.
+func TestExperimentResultsExactInAnyArrivalOrder(t *testing.T) {
+	t.Parallel()
+	// A folder that folds whenever ingest pauses for 20 ms, or 50 rows
+	// wait: the checks below read rollups and unfolded rows in every mix.
+	me := newMeasEnvWith(t, t0, nil, app.WithRollupFolder(measure.FolderConfig{Interval: 20 * time.Millisecond, MaxBacklog: 50}))
+	if st, b := me.call(t, "POST", me.flags("production"), map[string]any{
+		"key": "exp", "is_enabled": true, "flag_type": "string", "default_value": "A",
+		"variants": []any{map[string]any{"value": "A", "weight": 1}, map[string]any{"value": "B", "weight": 1}, map[string]any{"value": "C", "weight": 1}},
+	}); st != 200 {
+		t.Fatalf("create flag = %d %v", st, b)
+	}
+	me.experiment(t, "e", "exp", "buy", "A")
+
+	rng := rand.New(rand.NewPCG(33, 2026))
+	var rows []arrival
+	tick := 0
+	at := func(daysAgo float64) time.Time {
+		tick++ // every record its own microsecond: no ties for a first exposure
+		return t0.Add(-time.Duration(daysAgo * float64(24*time.Hour))).Truncate(time.Second).Add(time.Duration(tick) * time.Microsecond)
+	}
+	for u := range 300 {
+		user := fmt.Sprintf("u%d", u)
+		var seen []arrival
+		for range 1 + rng.IntN(4) {
+			r := arrival{user: user, value: []string{"A", "B", "C"}[rng.IntN(3)], at: at(rng.Float64() * 120)}
+			rows, seen = append(rows, r), append(seen, r)
+			if rng.IntN(5) == 0 {
+				rows = append(rows, r) // sent twice
+			}
+		}
+		for range rng.IntN(4) {
+			// Around the user's impressions: before, between and after.
+			base := seen[rng.IntN(len(seen))].at
+			rows = append(rows, arrival{goal: true, user: user, value: "buy", at: base.Add(time.Duration(rng.IntN(96)-48) * time.Hour).Truncate(time.Second).Add(time.Duration(tick) * time.Microsecond)})
+			tick++
+		}
+		if rng.IntN(10) == 0 {
+			rows = append(rows, arrival{goal: true, user: user, value: "other", at: at(rng.Float64() * 100)})
+		}
+	}
+	for range 20 {
+		rows = append(rows, arrival{value: "B", at: at(rng.Float64() * 100)}) // anonymous
+	}
+	for i, r := range rows {
+		if r.at.After(t0) {
+			rows[i].at = t0.Add(-time.Duration(i+1) * time.Microsecond)
+		}
+	}
+	rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+
+	check := func(sent []arrival, cutoff time.Time, when string) {
+		t.Helper()
+		want := referenceResult(sent, "buy", cutoff)
+		got := map[string][2]int64{}
+		res := me.results(t, "e")
+		var exposed, converted int64
+		for _, v := range res.Variants {
+			got[v.Variant] = [2]int64{v.Exposed, v.Converted}
+			exposed, converted = exposed+v.Exposed, converted+v.Converted
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("%s: arms (exposed, converted) (-reference +results):\n%s", when, d)
+		}
+		if res.TotalExposed != exposed || res.TotalConverted != converted {
+			t.Errorf("%s: totals %d/%d, arms sum to %d/%d", when, res.TotalExposed, res.TotalConverted, exposed, converted)
+		}
+	}
+	var sent []arrival
+	for batch := 0; len(sent) < len(rows); batch++ {
+		n := min(len(rows)-len(sent), 1+rng.IntN(60))
+		var imps, goals []any
+		for _, r := range rows[len(sent) : len(sent)+n] {
+			if r.goal {
+				goals = append(goals, goal(r.value, r.user, r.at))
+			} else {
+				imps = append(imps, imp("exp", r.user, r.value, r.at))
+			}
+		}
+		if len(imps) > 0 {
+			me.mustPost(t, "/impressions", imps)
+		}
+		if len(goals) > 0 {
+			me.mustPost(t, "/events", goals)
+		}
+		sent = rows[:len(sent)+n]
+		if batch%7 == 3 {
+			time.Sleep(60 * time.Millisecond) // ingest pauses: the folder folds
+		}
+		if batch%5 == 0 {
+			check(sent, time.Time{}, fmt.Sprintf("after batch %d (%d records)", batch, len(sent)))
+		}
+	}
+	check(rows, time.Time{}, "everything sent")
+
+	// Retention: 90 days, from a UTC midnight.
+	pool, err := pgxpool.New(t.Context(), me.s.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var folded int64
+	if err := pool.QueryRow(t.Context(), `SELECT folded_through FROM rollup_watermarks WHERE kind = 'impressions'`).Scan(&folded); err != nil {
+		t.Fatal(err)
+	}
+	if folded == 0 {
+		t.Fatal("the folder never folded: the checks read unfolded rows only")
+	}
+	res, err := measure.New(pool, measure.Config{Now: me.clock.Now}).PurgeExpired(t.Context(), measure.RetentionConfig{Days: 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Impressions == 0 || res.GoalEvents == 0 {
+		t.Fatalf("retention purged %+v; the test means it to purge some of both", res)
+	}
+	check(rows, res.Cutoff, "after retention")
+}
