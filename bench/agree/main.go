@@ -84,7 +84,7 @@ func measureRedisDown(ctx context.Context, adminURL string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env := settings(dbURL, "redis://127.0.0.1:1/0") // a closed port
+	env := benchenv.Settings(dbURL, "redis://127.0.0.1:1/0", secret) // a closed port
 	d := &deployment{name: "Redis down", flag: "bench-down"}
 	for range 2 {
 		u, err := benchenv.StartApp(ctx, env)
@@ -138,15 +138,6 @@ func measureRedisDown(ctx context.Context, adminURL string) error {
 	return nil
 }
 
-// settings are the instances' environment.
-func settings(dbURL, redisURL string) map[string]string {
-	return map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "HOST": "127.0.0.1", "PORT": "0", "COOKIE_SECURE": "false",
-		"RUST_LOG": "error", "SESSION_SECRET": secret, "ADMIN_EMAIL": "admin@bench.example", "ADMIN_PASSWORD": "bench-password-1",
-		"PUBLIC_DIR": os.TempDir(),
-	}
-}
-
 // deployment is n instances on one Redis channel.
 type deployment struct {
 	name  string
@@ -165,7 +156,7 @@ func measure(ctx context.Context, adminURL, redisURL string, n, writes, reads in
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env := settings(dbURL, redisURL)
+	env := benchenv.Settings(dbURL, redisURL, secret)
 	with := &deployment{name: "with agreement", flag: "bench-with"}
 	without := &deployment{name: "without", flag: "bench-without"}
 	for _, d := range []*deployment{with, without} {
@@ -369,7 +360,7 @@ func (d *deployment) do(ctx context.Context, base, method, path string, body, ou
 // arrange gives the seeded admin a token and the Production environment an
 // SDK key, and returns them with the environment.
 func arrange(ctx context.Context, pool *pgxpool.Pool) (token, key string, envID, projID uuid.UUID, err error) {
-	full, err := benchenv.AdminToken(ctx, pool, "admin@bench.example")
+	full, err := benchenv.AdminToken(ctx, pool, benchenv.Admin)
 	if err != nil {
 		return "", "", envID, projID, err
 	}

@@ -65,11 +65,7 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 	if err != nil {
 		return err
 	}
-	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": "", "HOST": "127.0.0.1", "PORT": "0", "COOKIE_SECURE": "false",
-		"RUST_LOG": "error", "SESSION_SECRET": secret, "ADMIN_EMAIL": "admin@bench.example", "ADMIN_PASSWORD": "bench-password-1",
-		"PUBLIC_DIR": os.TempDir(),
-	}
+	env := benchenv.Settings(dbURL, "", secret)
 	with, err := benchenv.StartApp(ctx, env)
 	if err != nil {
 		return err
@@ -160,7 +156,7 @@ func run(ctx context.Context, adminURL string, entries, writes, rounds, reads in
 // arrange gives the seeded admin a token and returns it with the Default
 // project's Production environment.
 func arrange(ctx context.Context, pool *pgxpool.Pool) (token string, envID, projectID uuid.UUID, err error) {
-	if token, err = benchenv.AdminToken(ctx, pool, "admin@bench.example"); err != nil {
+	if token, err = benchenv.AdminToken(ctx, pool, benchenv.Admin); err != nil {
 		return "", envID, projectID, err
 	}
 	err = pool.QueryRow(ctx, `SELECT e.id, p.id FROM environments e JOIN projects p ON p.id = e.project_id

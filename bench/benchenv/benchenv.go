@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -121,4 +122,19 @@ func (c Client) Do(ctx context.Context, method, url string, body, out any) error
 		return json.Unmarshal(raw, out)
 	}
 	return nil
+}
+
+// Admin is the workspace admin Settings seeds on first boot.
+const Admin = "admin@bench.example"
+
+// Settings are a bench server's environment on database dbURL and Redis
+// redisURL (empty: the in-process bus), with secret as SESSION_SECRET (the
+// audit trail's key derives from it): loopback on a free port, errors
+// only, the seeded Admin.
+func Settings(dbURL, redisURL, secret string) map[string]string {
+	return map[string]string{
+		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "HOST": "127.0.0.1", "PORT": "0", "COOKIE_SECURE": "false",
+		"RUST_LOG": "error", "SESSION_SECRET": secret, "ADMIN_EMAIL": Admin, "ADMIN_PASSWORD": "bench-password-1",
+		"PUBLIC_DIR": os.TempDir(),
+	}
 }

@@ -8,6 +8,7 @@ replace github.com/switchyard/switchyard/bench/benchenv => ../benchenv
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/switchyard/switchyard v0.0.0-00010101000000-000000000000
 	github.com/switchyard/switchyard/bench/benchenv v0.0.0-00010101000000-000000000000
 )
@@ -24,7 +25,6 @@ require (
 	github.com/gorilla/mux v1.8.1 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/mfridman/interpolate v0.0.2 // indirect
