@@ -442,8 +442,14 @@ func TestAuditIdentityUsers(t *testing.T) {
 	must(t, s, admin, "PATCH", path, map[string]any{"active": true}, http.StatusOK, nil)
 	v4 := state()
 	check("user.reactivated", "Grace H.", v3, v4)
+	project, _ := s.DefaultProject(t)
+	s.Member(t, project, u.ID, "editor")
 	must(t, s, admin, "DELETE", path, nil, http.StatusNoContent, nil)
 	check("user.deleted", "Grace H.", v4, nil)
+	// Their memberships end with them, each an entry of its project.
+	left := idAuditLatest(t, s, admin, "member.deleted", id)
+	idAuditResource(t, left, "member", id, "", "Grace H.")
+	idAuditScope(t, left, &project, nil)
 
 	idAuditNoSecrets(t, s, admin, password, admin)
 }

@@ -213,11 +213,19 @@ func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id int64) e
 				return err
 			}
 		}
+		// Their memberships end first, each an entry of its project (its
+		// admins read the trail of their projects only); their sessions
+		// and tokens go with the user, whose entry stands for them.
+		member, err := groupsync.LockUser(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		if err := groupsync.RemoveMemberships(ctx, q, s.trail, member); err != nil {
+			return err
+		}
 		if err := q.DeleteUser(ctx, id); err != nil {
 			return fmt.Errorf("delete user: %w", store.AdaptError(err))
 		}
-		// Their sessions, tokens and memberships go with them: this entry
-		// is theirs too.
 		before := db.ListUsersRow(u)
 		return s.rec.recordUser(ctx, q, "user.deleted", &before, nil)
 	})
