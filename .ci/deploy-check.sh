@@ -79,6 +79,7 @@ refuse() {
 refuse "sessionSecret must be at least 32 characters"
 refuse -f "$CHART/ci/default-values.yaml" --set redis.url= "redis.url (REDIS_URL) is required"
 refuse -f "$CHART/ci/default-values.yaml" --set replicaCont=3 "additional properties 'replicaCont' not allowed"
+refuse -f "$CHART/ci/default-values.yaml" --set metrics.port=3000 "metrics.port must differ from 3000, the main port"
 say "ok: chart lints and renders valid manifests for ${#values_files[@]} values files; refuses bad values"
 
 say "all checks passed in $(($(date +%s) - started)) s"
