@@ -86,12 +86,8 @@ func measureRedisDown(ctx context.Context, adminURL string) error {
 	defer cancel()
 	env := benchenv.Settings(dbURL, "redis://127.0.0.1:1/0", secret) // a closed port
 	d := &deployment{name: "Redis down", flag: "bench-down"}
-	for range 2 {
-		u, err := benchenv.StartApp(ctx, env)
-		if err != nil {
-			return err
-		}
-		d.urls = append(d.urls, u)
+	if d.urls, err = startInstances(ctx, env, 2); err != nil {
+		return err
 	}
 	pool, err := store.Open(ctx, dbURL, 2)
 	if err != nil {
@@ -120,9 +116,7 @@ func measureRedisDown(ctx context.Context, adminURL string) error {
 			Key     string `json:"key"`
 			Version int64  `json:"version"`
 		}
-		c := *d
-		c.token = d.key
-		if err := c.do(ctx, d.urls[1], http.MethodGet, "/flags/snapshot", nil, &snap); err != nil {
+		if err := d.sdk(ctx, http.MethodGet, "/flags/snapshot", nil, &snap); err != nil {
 			return err
 		}
 		for _, s := range snap {
@@ -164,12 +158,9 @@ func measure(ctx context.Context, adminURL, redisURL string, n, writes, reads in
 		if d == without {
 			opts = append(opts, app.WithoutAgreement())
 		}
-		for range n {
-			u, err := benchenv.StartApp(ctx, env, opts...)
-			if err != nil {
-				return err
-			}
-			d.urls = append(d.urls, u)
+		var err error
+		if d.urls, err = startInstances(ctx, env, n, opts...); err != nil {
+			return err
 		}
 	}
 	pool, err := store.Open(ctx, dbURL, 2)
@@ -305,13 +296,13 @@ func readPaths() []readPath {
 	evalBody := map[string]any{"context": map[string]any{"targetingKey": "user-1"}}
 	return []readPath{
 		{"GET /flags/snapshot", func(ctx context.Context, d *deployment) error {
-			return d.sdk(ctx, http.MethodGet, "/flags/snapshot", nil)
+			return d.sdk(ctx, http.MethodGet, "/flags/snapshot", nil, nil)
 		}},
 		{"OFREP single", func(ctx context.Context, d *deployment) error {
-			return d.sdk(ctx, http.MethodPost, "/ofrep/v1/evaluate/flags/"+d.flag, evalBody)
+			return d.sdk(ctx, http.MethodPost, "/ofrep/v1/evaluate/flags/"+d.flag, evalBody, nil)
 		}},
 		{"OFREP bulk", func(ctx context.Context, d *deployment) error {
-			return d.sdk(ctx, http.MethodPost, "/ofrep/v1/evaluate/flags", evalBody)
+			return d.sdk(ctx, http.MethodPost, "/ofrep/v1/evaluate/flags", evalBody, nil)
 		}},
 		{"stream bootstrap", func(ctx context.Context, d *deployment) error { return d.bootstrap(ctx) }},
 	}
@@ -324,10 +315,22 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func (d *deployment) sdk(ctx context.Context, method, path string, body any) error {
-	c := *d
-	c.token = d.key
-	return c.do(ctx, d.urls[1], method, path, body, nil)
+// sdk sends an SDK request (with the SDK key) to the second instance.
+func (d *deployment) sdk(ctx context.Context, method, path string, body, out any) error {
+	return benchenv.Client{Token: d.key}.Do(ctx, method, d.urls[1]+path, body, out)
+}
+
+// startInstances starts n instances on env and returns their base URLs.
+func startInstances(ctx context.Context, env map[string]string, n int, opts ...app.Option) ([]string, error) {
+	var urls []string
+	for range n {
+		u, err := benchenv.StartApp(ctx, env, opts...)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, u)
+	}
+	return urls, nil
 }
 
 // bootstrap opens a stream on the second instance and reads to its ready.

@@ -132,12 +132,6 @@ func New(cfg Config) *Group {
 	}
 }
 
-// Self is this instance's id.
-func (g *Group) Self() string { return g.cfg.Self }
-
-// Lease is the bus lease.
-func (g *Group) Lease() time.Duration { return g.cfg.Lease }
-
 func (g *Group) now() time.Duration { return time.Since(g.start) }
 
 // Start sends heartbeats and confirmations until Close.

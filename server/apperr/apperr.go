@@ -84,6 +84,12 @@ func DatabaseUnavailable(cause error) *Error {
 	return Wrap(Unavailable, "the database is unavailable; try again shortly", cause)
 }
 
+// ReadTooSlow returns the Unavailable error of a bounded read that ran past
+// its bound (a statement timeout, or the measurement reads' own deadline).
+func ReadTooSlow(cause error) *Error {
+	return Wrap(Unavailable, "the read took too long; try again shortly", cause)
+}
+
 // Field returns an Invalid error naming one field.
 func Field(field, msg string) *Error {
 	return &Error{Kind: Invalid, Message: field + ": " + msg, Details: []Detail{{Field: field, Message: msg}}}

@@ -80,11 +80,6 @@ type Config struct {
 // ErrClosed is returned by CaughtUp once the follower has stopped.
 var ErrClosed = errors.New("change follower is closed")
 
-// errCatchUp is CaughtUp's answer when the change log cannot be read while
-// this instance cannot vouch for its caches.
-func errCatchUp(err error) error {
-	return apperr.Wrap(apperr.Unavailable, "the database is unavailable; try again shortly", err)
-}
 
 // pollBatch is how many change-log entries one read takes.
 const pollBatch = 1000
@@ -335,7 +330,7 @@ func (f *Follower) run(ctx context.Context) {
 			}
 			err := f.poll(ctx)
 			if err != nil {
-				err = errCatchUp(err)
+				err = apperr.DatabaseUnavailable(err) // the change log could not be read
 			}
 			for _, r := range reqs {
 				r <- err

@@ -48,7 +48,7 @@ func snapshotRead[T any](ctx context.Context, s *Service, p *auth.Principal, env
 		return fn(q, marks)
 	})
 	if err != nil && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
-		return out, apperr.Wrap(apperr.Unavailable, "the read took too long; try again shortly", err)
+		return out, apperr.ReadTooSlow(err)
 	}
 	return out, store.AdaptError(err)
 }

@@ -196,7 +196,7 @@ func AdaptError(err error) error {
 		return apperr.Wrap(apperr.Internal, "internal error", err)
 	}
 	if pgErr.Code == codeQueryCanceled {
-		return apperr.Wrap(apperr.Unavailable, "the read took too long; try again shortly", err)
+		return apperr.ReadTooSlow(err)
 	}
 	known, ok := constraintMessage(pgErr.ConstraintName)
 	switch pgErr.Code {
