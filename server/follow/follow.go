@@ -80,7 +80,6 @@ type Config struct {
 // ErrClosed is returned by CaughtUp once the follower has stopped.
 var ErrClosed = errors.New("change follower is closed")
 
-
 // pollBatch is how many change-log entries one read takes.
 const pollBatch = 1000
 
