@@ -176,7 +176,7 @@ WITH batch AS (
     -- user new to the flag counts them. Window functions, not a join of two
     -- CTEs: the planner cannot estimate a CTE's rows, and a nested loop over
     -- two of them is quadratic.
-    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row, c.cur_value, c.cur_row,
+    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row, c.cur_value, c.cur_at, c.cur_row,
            (row_number() OVER per_user = 1 AND (c.cur_row IS NULL OR (c.at, c.id) < (c.cur_at, c.cur_id))) AS first,
            bool_or(c.value_no = c.cur_value) OVER per_user AS cur_changed,
            (row_number() OVER per_user = 1 AND NOT c.user_known) AS new_user
@@ -200,6 +200,36 @@ WITH batch AS (
     FROM decided d
     WHERE d.first AND d.cur_row IS NOT NULL AND d.cur_value <> d.value_no AND NOT d.cur_changed
       AND u.ctid = d.cur_row
+), experiment_changes AS (
+    -- Users whose first exposure the range sets or moves, once per ready
+    -- experiment metric of their flag (migrations/00023): they leave the
+    -- arm and conversion they had and take the new ones, judged against
+    -- their latest goal event of the metric's key (one probe each).
+    SELECT m.metric_no, d.value_no, d.at, d.cur_value, d.cur_at, g.last_at
+    FROM decided d
+    JOIN measure_flags f ON f.flag_no = d.flag_no
+    JOIN experiment_metrics m ON m.environment_id = f.environment_id AND m.flag_key = f.flag_key AND m.ready
+    LEFT JOIN LATERAL (
+        SELECT x.last_at FROM goal_event_users x
+        WHERE x.environment_id = m.environment_id AND x.event_key = m.event_key AND x.user_id = d.user_id
+        LIMIT 1
+    ) g ON true
+    WHERE d.first
+), experiment_counts AS (
+    INSERT INTO experiment_arm_counts AS ec (metric_no, value_no, exposed, converted)
+    SELECT x.metric_no, x.value_no, sum(x.exposed), sum(x.converted)
+    FROM (
+        SELECT e.metric_no, e.value_no, 1 AS exposed, CASE WHEN e.last_at >= e.at THEN 1 ELSE 0 END AS converted
+        FROM experiment_changes e
+        UNION ALL
+        SELECT e.metric_no, e.cur_value, -1, -(CASE WHEN e.last_at >= e.cur_at THEN 1 ELSE 0 END)
+        FROM experiment_changes e
+        WHERE e.cur_value IS NOT NULL
+    ) x
+    GROUP BY x.metric_no, x.value_no
+    ORDER BY x.metric_no, x.value_no
+    ON CONFLICT (metric_no, value_no) DO UPDATE
+    SET exposed = ec.exposed + excluded.exposed, converted = ec.converted + excluded.converted
 ), value_users AS (
     UPDATE measure_values v SET users = v.users + c.n
     FROM (SELECT value_no, count(*) AS n FROM decided WHERE known_row IS NULL GROUP BY value_no) c
@@ -386,6 +416,44 @@ func (q *Queries) ListExperimentArms(ctx context.Context, arg ListExperimentArms
 	for rows.Next() {
 		var i ListExperimentArmsRow
 		if err := rows.Scan(&i.Variant, &i.Exposed, &i.Converted); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listExpiredImpressionUsers = `-- name: ListExpiredImpressionUsers :many
+SELECT u.flag_no, u.user_id FROM impression_users u WHERE u.first_at < $1 LIMIT $2
+`
+
+type ListExpiredImpressionUsersParams struct {
+	Cutoff    time.Time
+	BatchSize int32
+}
+
+type ListExpiredImpressionUsersRow struct {
+	FlagNo int32
+	UserID string
+}
+
+// A batch of per-user rows whose first impression is older than the
+// cutoff, as their (flag, user) pairs, one per row: retention refreshes
+// those users (RefreshExpiredImpressionUsers) under the impression fold's
+// watermark lock.
+func (q *Queries) ListExpiredImpressionUsers(ctx context.Context, arg ListExpiredImpressionUsersParams) ([]ListExpiredImpressionUsersRow, error) {
+	rows, err := q.db.Query(ctx, listExpiredImpressionUsers, arg.Cutoff, arg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListExpiredImpressionUsersRow{}
+	for rows.Next() {
+		var i ListExpiredImpressionUsersRow
+		if err := rows.Scan(&i.FlagNo, &i.UserID); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -730,21 +798,24 @@ func (q *Queries) MarkFirstExposures(ctx context.Context, arg MarkFirstExposures
 	return err
 }
 
-const refreshExpiredImpressionUsers = `-- name: RefreshExpiredImpressionUsers :many
-WITH stale AS (
+const refreshExpiredImpressionUsers = `-- name: RefreshExpiredImpressionUsers :exec
+WITH pairs AS (
+    SELECT DISTINCT p.flag_no, p.user_id
+    FROM (SELECT unnest($1::integer[]) AS flag_no, unnest($2::text[]) AS user_id) p
+), stale AS (
     SELECT u.ctid::tid AS row, u.flag_no, u.user_id, u.value_no, f.environment_id, f.flag_key, v.value
-    FROM impression_users u
+    FROM pairs p
+    JOIN impression_users u ON u.flag_no = p.flag_no AND u.user_id = p.user_id
     JOIN measure_flags f ON f.flag_no = u.flag_no
     JOIN measure_values v ON v.value_no = u.value_no
-    WHERE u.first_at < $1
-    LIMIT $2
+    WHERE u.first_at < $3
 ), fresh AS (
     SELECT s.row, s.flag_no, s.user_id, s.value_no, r.evaluated_at, r.id
     FROM stale s
     LEFT JOIN LATERAL (
         SELECT i.evaluated_at, i.id FROM impressions i
         WHERE i.environment_id = s.environment_id AND i.flag_key = s.flag_key
-          AND i.user_id = s.user_id AND i.value = s.value AND i.evaluated_at >= $1
+          AND i.user_id = s.user_id AND i.value = s.value AND i.evaluated_at >= $3
         ORDER BY i.evaluated_at, i.id
         LIMIT 1
     ) r ON true
@@ -768,46 +839,26 @@ WITH stale AS (
     FROM (SELECT dd.flag_no, dd.user_id, count(*) AS k FROM deleted dd GROUP BY dd.flag_no, dd.user_id) d
     WHERE d.k = (SELECT count(*) FROM impression_users x WHERE x.flag_no = d.flag_no AND x.user_id = d.user_id)
     GROUP BY d.flag_no
-), flag_users AS (
-    UPDATE measure_flags f SET users = f.users - g.n
-    FROM gone g
-    WHERE f.flag_no = g.flag_no
 )
-SELECT st.flag_no, st.user_id FROM stale st
+UPDATE measure_flags f SET users = f.users - g.n
+FROM gone g
+WHERE f.flag_no = g.flag_no
 `
 
 type RefreshExpiredImpressionUsersParams struct {
-	Cutoff    time.Time
-	BatchSize int32
+	FlagNos []int32
+	UserIds []string
+	Cutoff  time.Time
 }
 
-type RefreshExpiredImpressionUsersRow struct {
-	FlagNo int32
-	UserID string
-}
-
-// A batch of per-user rows whose first impression is older than the cutoff:
+// The given users' rows whose first impression is older than the cutoff:
 // each takes the earliest remaining impression of its (flag, user, value)
 // (ties by id), or disappears, with its value's user counter and, when it
-// was the user's last row of the flag, its flag's. It returns the batch's
-// (flag, user) pairs, one per row, for MarkFirstExposures. The caller holds
-// the impression fold's watermark lock: no fold changes the table meanwhile.
-func (q *Queries) RefreshExpiredImpressionUsers(ctx context.Context, arg RefreshExpiredImpressionUsersParams) ([]RefreshExpiredImpressionUsersRow, error) {
-	rows, err := q.db.Query(ctx, refreshExpiredImpressionUsers, arg.Cutoff, arg.BatchSize)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []RefreshExpiredImpressionUsersRow{}
-	for rows.Next() {
-		var i RefreshExpiredImpressionUsersRow
-		if err := rows.Scan(&i.FlagNo, &i.UserID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+// was the user's last row of the flag, its flag's. MarkFirstExposures
+// follows for the same users. The caller holds the impression fold's
+// watermark lock: no fold changes the table meanwhile. The arrays are
+// zipped.
+func (q *Queries) RefreshExpiredImpressionUsers(ctx context.Context, arg RefreshExpiredImpressionUsersParams) error {
+	_, err := q.db.Exec(ctx, refreshExpiredImpressionUsers, arg.FlagNos, arg.UserIds, arg.Cutoff)
+	return err
 }

@@ -134,6 +134,21 @@ type Experiment struct {
 	UpdatedAt      time.Time
 }
 
+type ExperimentArmCount struct {
+	MetricNo  int32
+	ValueNo   int32
+	Exposed   int64
+	Converted int64
+}
+
+type ExperimentMetric struct {
+	MetricNo      int32
+	EnvironmentID uuid.UUID
+	FlagKey       string
+	EventKey      string
+	Ready         bool
+}
+
 type Flag struct {
 	ID                int64
 	EnvironmentID     uuid.UUID

@@ -12,22 +12,29 @@ WITH batch AS (
     SELECT environment_id, event_key, user_id, occurred_at AS at
     FROM goal_events r
     WHERE r.id > @after_id AND r.id <= @through_id
-), users AS (
-    -- Probing first leaves a user whose later event is already known
-    -- unwritten (queries/impressions.sql, FoldImpressions).
-    INSERT INTO goal_event_users AS g (environment_id, event_key, user_id, last_at)
-    SELECT n.environment_id, n.event_key, n.user_id, n.last_at
+), latest AS (
+    -- Each user's latest event of the range, with the one already known
+    -- (one probe each).
+    SELECT n.environment_id, n.event_key, n.user_id, n.last_at, k.last_at AS known_at
     FROM (
         SELECT environment_id, event_key, user_id, max(at) AS last_at
         FROM batch
         WHERE user_id IS NOT NULL
         GROUP BY environment_id, event_key, user_id
     ) n
-    WHERE NOT EXISTS (
-        SELECT 1 FROM goal_event_users x
-        WHERE x.environment_id = n.environment_id AND x.event_key = n.event_key
-          AND x.user_id = n.user_id AND x.last_at >= n.last_at)
-    ORDER BY n.environment_id, n.event_key, n.user_id
+    LEFT JOIN LATERAL (
+        SELECT x.last_at FROM goal_event_users x
+        WHERE x.environment_id = n.environment_id AND x.event_key = n.event_key AND x.user_id = n.user_id
+        LIMIT 1
+    ) k ON true
+), users AS (
+    -- Probing first leaves a user whose later event is already known
+    -- unwritten (queries/impressions.sql, FoldImpressions).
+    INSERT INTO goal_event_users AS g (environment_id, event_key, user_id, last_at)
+    SELECT l.environment_id, l.event_key, l.user_id, l.last_at
+    FROM latest l
+    WHERE l.known_at IS NULL OR l.known_at < l.last_at
+    ORDER BY l.environment_id, l.event_key, l.user_id
     ON CONFLICT (environment_id, event_key, user_id) DO UPDATE
     SET last_at = excluded.last_at
     WHERE excluded.last_at > g.last_at
@@ -35,6 +42,26 @@ WITH batch AS (
     RETURNING g.environment_id, g.event_key, (g.xmax = 0) AS inserted
 ), new_users AS (
     SELECT environment_id, event_key, count(*) AS n FROM users WHERE inserted GROUP BY environment_id, event_key
+), experiment_changes AS (
+    -- A user converts in a ready experiment metric of the key
+    -- (migrations/00023) when their latest event moves from none, or from
+    -- before their first exposure to the flag, to at or after it.
+    SELECT m.metric_no, u.value_no, count(*) AS n
+    FROM latest l
+    JOIN experiment_metrics m ON m.environment_id = l.environment_id AND m.event_key = l.event_key AND m.ready
+    JOIN measure_flags f ON f.environment_id = m.environment_id AND f.flag_key = m.flag_key
+    CROSS JOIN LATERAL (
+        SELECT y.value_no, y.first_at FROM impression_users y
+        WHERE y.flag_no = f.flag_no AND y.user_id = l.user_id AND y.first
+        LIMIT 1
+    ) u
+    WHERE l.last_at >= u.first_at AND (l.known_at IS NULL OR l.known_at < u.first_at)
+    GROUP BY m.metric_no, u.value_no
+), experiment_counts AS (
+    -- The user's first exposure is counted, so its arm's row exists.
+    UPDATE experiment_arm_counts c SET converted = c.converted + e.n
+    FROM experiment_changes e
+    WHERE c.metric_no = e.metric_no AND c.value_no = e.value_no
 )
 INSERT INTO goal_event_keys AS k (environment_id, event_key, total, unique_users, last_seen)
 SELECT b.environment_id, b.event_key, count(*), coalesce(max(n.n), 0), max(b.at)
@@ -89,19 +116,37 @@ SELECT coalesce(sum(n), 0)::bigint FROM per_key;
 
 -- name: DeleteExpiredGoalEventUsers :one
 -- Users whose latest event of a key is older than the cutoff have no event of
--- it left: they leave the key's distinct users.
+-- it left: they leave the key's distinct users, and the converted users of
+-- each ready experiment metric of the key (migrations/00023) they had
+-- converted in. Under LockExperimentCounts.
 WITH deleted AS (
     DELETE FROM goal_event_users
     WHERE (environment_id, event_key, user_id) IN (
         SELECT x.environment_id, x.event_key, x.user_id FROM goal_event_users x
         WHERE x.last_at < @cutoff LIMIT @batch_size)
-    RETURNING environment_id, event_key
+    RETURNING environment_id, event_key, user_id, last_at
 ), per_key AS (
     SELECT environment_id, event_key, count(*) AS n FROM deleted GROUP BY environment_id, event_key
 ), counted AS (
     UPDATE goal_event_keys k SET unique_users = k.unique_users - p.n
     FROM per_key p
     WHERE k.environment_id = p.environment_id AND k.event_key = p.event_key
+), experiment_changes AS (
+    SELECT m.metric_no, u.value_no, count(*) AS n
+    FROM deleted d
+    JOIN experiment_metrics m ON m.environment_id = d.environment_id AND m.event_key = d.event_key AND m.ready
+    JOIN measure_flags f ON f.environment_id = m.environment_id AND f.flag_key = m.flag_key
+    CROSS JOIN LATERAL (
+        SELECT y.value_no, y.first_at FROM impression_users y
+        WHERE y.flag_no = f.flag_no AND y.user_id = d.user_id AND y.first
+        LIMIT 1
+    ) u
+    WHERE d.last_at >= u.first_at
+    GROUP BY m.metric_no, u.value_no
+), experiment_counts AS (
+    UPDATE experiment_arm_counts c SET converted = c.converted - e.n
+    FROM experiment_changes e
+    WHERE c.metric_no = e.metric_no AND c.value_no = e.value_no
 )
 SELECT coalesce(sum(n), 0)::bigint FROM per_key;
 

@@ -106,7 +106,7 @@ WITH batch AS (
     -- user new to the flag counts them. Window functions, not a join of two
     -- CTEs: the planner cannot estimate a CTE's rows, and a nested loop over
     -- two of them is quadratic.
-    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row, c.cur_value, c.cur_row,
+    SELECT c.flag_no, c.user_id, c.value_no, c.at, c.id, c.known_row, c.cur_value, c.cur_at, c.cur_row,
            (row_number() OVER per_user = 1 AND (c.cur_row IS NULL OR (c.at, c.id) < (c.cur_at, c.cur_id))) AS first,
            bool_or(c.value_no = c.cur_value) OVER per_user AS cur_changed,
            (row_number() OVER per_user = 1 AND NOT c.user_known) AS new_user
@@ -130,6 +130,36 @@ WITH batch AS (
     FROM decided d
     WHERE d.first AND d.cur_row IS NOT NULL AND d.cur_value <> d.value_no AND NOT d.cur_changed
       AND u.ctid = d.cur_row
+), experiment_changes AS (
+    -- Users whose first exposure the range sets or moves, once per ready
+    -- experiment metric of their flag (migrations/00023): they leave the
+    -- arm and conversion they had and take the new ones, judged against
+    -- their latest goal event of the metric's key (one probe each).
+    SELECT m.metric_no, d.value_no, d.at, d.cur_value, d.cur_at, g.last_at
+    FROM decided d
+    JOIN measure_flags f ON f.flag_no = d.flag_no
+    JOIN experiment_metrics m ON m.environment_id = f.environment_id AND m.flag_key = f.flag_key AND m.ready
+    LEFT JOIN LATERAL (
+        SELECT x.last_at FROM goal_event_users x
+        WHERE x.environment_id = m.environment_id AND x.event_key = m.event_key AND x.user_id = d.user_id
+        LIMIT 1
+    ) g ON true
+    WHERE d.first
+), experiment_counts AS (
+    INSERT INTO experiment_arm_counts AS ec (metric_no, value_no, exposed, converted)
+    SELECT x.metric_no, x.value_no, sum(x.exposed), sum(x.converted)
+    FROM (
+        SELECT e.metric_no, e.value_no, 1 AS exposed, CASE WHEN e.last_at >= e.at THEN 1 ELSE 0 END AS converted
+        FROM experiment_changes e
+        UNION ALL
+        SELECT e.metric_no, e.cur_value, -1, -(CASE WHEN e.last_at >= e.cur_at THEN 1 ELSE 0 END)
+        FROM experiment_changes e
+        WHERE e.cur_value IS NOT NULL
+    ) x
+    GROUP BY x.metric_no, x.value_no
+    ORDER BY x.metric_no, x.value_no
+    ON CONFLICT (metric_no, value_no) DO UPDATE
+    SET exposed = ec.exposed + excluded.exposed, converted = ec.converted + excluded.converted
 ), value_users AS (
     UPDATE measure_values v SET users = v.users + c.n
     FROM (SELECT value_no, count(*) AS n FROM decided WHERE known_row IS NULL GROUP BY value_no) c
@@ -363,20 +393,31 @@ WHERE id IN (SELECT x.id FROM impressions x WHERE x.evaluated_at < @cutoff LIMIT
 -- name: DeleteExpiredImpressionDays :execrows
 DELETE FROM impression_daily WHERE day < @cutoff_day;
 
--- name: RefreshExpiredImpressionUsers :many
--- A batch of per-user rows whose first impression is older than the cutoff:
+-- name: ListExpiredImpressionUsers :many
+-- A batch of per-user rows whose first impression is older than the
+-- cutoff, as their (flag, user) pairs, one per row: retention refreshes
+-- those users (RefreshExpiredImpressionUsers) under the impression fold's
+-- watermark lock.
+SELECT u.flag_no, u.user_id FROM impression_users u WHERE u.first_at < @cutoff LIMIT @batch_size;
+
+-- name: RefreshExpiredImpressionUsers :exec
+-- The given users' rows whose first impression is older than the cutoff:
 -- each takes the earliest remaining impression of its (flag, user, value)
 -- (ties by id), or disappears, with its value's user counter and, when it
--- was the user's last row of the flag, its flag's. It returns the batch's
--- (flag, user) pairs, one per row, for MarkFirstExposures. The caller holds
--- the impression fold's watermark lock: no fold changes the table meanwhile.
-WITH stale AS (
+-- was the user's last row of the flag, its flag's. MarkFirstExposures
+-- follows for the same users. The caller holds the impression fold's
+-- watermark lock: no fold changes the table meanwhile. The arrays are
+-- zipped.
+WITH pairs AS (
+    SELECT DISTINCT p.flag_no, p.user_id
+    FROM (SELECT unnest(@flag_nos::integer[]) AS flag_no, unnest(@user_ids::text[]) AS user_id) p
+), stale AS (
     SELECT u.ctid::tid AS row, u.flag_no, u.user_id, u.value_no, f.environment_id, f.flag_key, v.value
-    FROM impression_users u
+    FROM pairs p
+    JOIN impression_users u ON u.flag_no = p.flag_no AND u.user_id = p.user_id
     JOIN measure_flags f ON f.flag_no = u.flag_no
     JOIN measure_values v ON v.value_no = u.value_no
     WHERE u.first_at < @cutoff
-    LIMIT @batch_size
 ), fresh AS (
     SELECT s.row, s.flag_no, s.user_id, s.value_no, r.evaluated_at, r.id
     FROM stale s
@@ -407,12 +448,10 @@ WITH stale AS (
     FROM (SELECT dd.flag_no, dd.user_id, count(*) AS k FROM deleted dd GROUP BY dd.flag_no, dd.user_id) d
     WHERE d.k = (SELECT count(*) FROM impression_users x WHERE x.flag_no = d.flag_no AND x.user_id = d.user_id)
     GROUP BY d.flag_no
-), flag_users AS (
-    UPDATE measure_flags f SET users = f.users - g.n
-    FROM gone g
-    WHERE f.flag_no = g.flag_no
 )
-SELECT st.flag_no, st.user_id FROM stale st;
+UPDATE measure_flags f SET users = f.users - g.n
+FROM gone g
+WHERE f.flag_no = g.flag_no;
 
 -- name: MarkFirstExposures :exec
 -- Marks each given user's earliest row of the flag (first_at, then

@@ -3352,6 +3352,12 @@ type ClientInterface interface {
 	// always-valid p-value, at 5%) keep their error rate however often the result is read;
 	// they too are null for the control and when undefined.
 	//
+	// The result is read from per-variant counts that the server keeps current as impressions
+	// and goal events are folded in, plus the records not folded yet, so it costs the same
+	// whatever the experiment's size. Just after an experiment is created, or its
+	// `goal_event_key` changed, those counts are being built; meanwhile the same result is
+	// computed from every exposed user, and `X-Results-Source` says `recomputed`.
+	//
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 	GetExperimentResults(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5626,6 +5632,12 @@ func (c *Client) PatchExperiment(ctx context.Context, envId EnvId, key Experimen
 // and `sequential_p_value` (a confidence sequence around the relative lift and its
 // always-valid p-value, at 5%) keep their error rate however often the result is read;
 // they too are null for the control and when undefined.
+//
+// The result is read from per-variant counts that the server keeps current as impressions
+// and goal events are folded in, plus the records not folded yet, so it costs the same
+// whatever the experiment's size. Just after an experiment is created, or its
+// `goal_event_key` changed, those counts are being built; meanwhile the same result is
+// computed from every exposed user, and `X-Results-Source` says `recomputed`.
 //
 // Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
 func (c *Client) GetExperimentResults(ctx context.Context, envId EnvId, key ExperimentKey, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14879,6 +14891,12 @@ type ClientWithResponsesInterface interface {
 	// always-valid p-value, at 5%) keep their error rate however often the result is read;
 	// they too are null for the control and when undefined.
 	//
+	// The result is read from per-variant counts that the server keeps current as impressions
+	// and goal events are folded in, plus the records not folded yet, so it costs the same
+	// whatever the experiment's size. Just after an experiment is created, or its
+	// `goal_event_key` changed, those counts are being built; meanwhile the same result is
+	// computed from every exposed user, and `X-Results-Source` says `recomputed`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
@@ -18217,6 +18235,11 @@ func (r PatchExperimentResponse) ContentType() string {
 	return ""
 }
 
+// GetExperimentResultsResponse200Headers the declared response headers of an HTTP 200 response for GetExperimentResults
+type GetExperimentResultsResponse200Headers struct {
+	XResultsSource string
+}
+
 // GetExperimentResultsResponse503Headers the declared response headers of an HTTP 503 response for GetExperimentResults
 type GetExperimentResultsResponse503Headers struct {
 	RetryAfter *int
@@ -18235,6 +18258,8 @@ type GetExperimentResultsResponse struct {
 	JSON404 *NotFound
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetExperimentResultsResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetExperimentResultsResponse503Headers
 }
@@ -25712,6 +25737,12 @@ func (c *ClientWithResponses) PatchExperimentWithResponse(ctx context.Context, e
 // always-valid p-value, at 5%) keep their error rate however often the result is read;
 // they too are null for the control and when undefined.
 //
+// The result is read from per-variant counts that the server keeps current as impressions
+// and goal events are folded in, plus the records not folded yet, so it costs the same
+// whatever the experiment's size. Just after an experiment is created, or its
+// `goal_event_key` changed, those counts are being built; meanwhile the same result is
+// computed from every exposed user, and `X-Results-Source` says `recomputed`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/environments/{env_id}/experiments/{key}/results (the `GetExperimentResults` operationId).
@@ -29653,6 +29684,16 @@ func ParseGetExperimentResultsResponse(rsp *http.Response) (*GetExperimentResult
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetExperimentResultsResponse200Headers
+		if values := rsp.Header.Values("X-Results-Source"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Results-Source", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XResultsSource = value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetExperimentResultsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -7514,15 +7514,23 @@ type GetExperimentResultsResponseObject interface {
 	VisitGetExperimentResultsResponse(w http.ResponseWriter) error
 }
 
-type GetExperimentResults200JSONResponse ExperimentResult
+type GetExperimentResults200ResponseHeaders struct {
+	XResultsSource string
+}
+
+type GetExperimentResults200JSONResponse struct {
+	Body    ExperimentResult
+	Headers GetExperimentResults200ResponseHeaders
+}
 
 func (response GetExperimentResults200JSONResponse) VisitGetExperimentResultsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Results-Source", fmt.Sprint(response.Headers.XResultsSource))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err

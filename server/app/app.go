@@ -102,6 +102,9 @@ type options struct {
 	// costs a write (WithoutAuditTrail).
 	noTrail bool
 	folder  measure.FolderConfig
+	// noExperimentCounts starts no builder of experiment counts
+	// (WithoutExperimentCounts).
+	noExperimentCounts bool
 	realtimeOptions
 	governance
 }
@@ -234,9 +237,13 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		_ = ln.Close()
 		return nil, err
 	}
+	loops := append(o.workers(svc, notifications, releases, logger),
+		sealTrail(trail, pool, o.workerInterval, logger), refreshStatistics(meas, o.workerInterval, logger))
+	if !o.noExperimentCounts {
+		loops = append(loops, countExperiments(meas, o.workerInterval, logger))
+	}
 	return &App{
-		workers: append(o.workers(svc, notifications, releases, logger),
-			sealTrail(trail, pool, o.workerInterval, logger), refreshStatistics(meas, o.workerInterval, logger)),
+		workers:  loops,
 		cfg:      cfg,
 		logger:   logger,
 		pool:     pool,

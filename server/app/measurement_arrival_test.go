@@ -64,21 +64,53 @@ func referenceResult(rows []arrival, goalKey string, cutoff time.Time) map[strin
 // impressions earlier than ones already ingested (which move a user to
 // another arm, and may make a goal count or stop counting), duplicates,
 // goals before and after the exposure they follow, anonymous impressions,
-// other goal keys, the background fold in between, and finally retention.
-// Every so many batches, through the real ingest routes, the results equal
-// the reference computed from everything sent so far.
+// other goal keys, the background fold in between, experiments created and
+// changed after their data arrived, and finally retention. Every so many
+// batches, through the real ingest routes, the results equal the reference
+// computed from everything sent so far: read from the counts the fold
+// keeps, and computed from every user as while those are being built.
 func TestExperimentResultsExactInAnyArrivalOrder(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []struct {
+		name, source string
+		opts         []app.Option
+	}{
+		{"kept counts", "maintained", nil},
+		{"recomputed while counts are built", "recomputed", []app.Option{app.WithoutExperimentCounts()}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			resultsInAnyArrivalOrder(t, mode.source, mode.opts...)
+		})
+	}
+}
+
+func resultsInAnyArrivalOrder(t *testing.T, source string, opts ...app.Option) {
 	// A folder that folds whenever ingest pauses for 20 ms, or 50 rows
 	// wait: the checks below read rollups and unfolded rows in every mix.
-	me := newMeasEnvWith(t, t0, nil, app.WithRollupFolder(measure.FolderConfig{Interval: 20 * time.Millisecond, MaxBacklog: 50}))
+	me := newMeasEnvWith(t, t0, nil, append(opts,
+		app.WithRollupFolder(measure.FolderConfig{Interval: 20 * time.Millisecond, MaxBacklog: 50}),
+		app.WithWorkerInterval(20*time.Millisecond))...)
 	if st, b := me.call(t, "POST", me.flags("production"), map[string]any{
 		"key": "exp", "is_enabled": true, "flag_type": "string", "default_value": "A",
 		"variants": []any{map[string]any{"value": "A", "weight": 1}, map[string]any{"value": "B", "weight": 1}, map[string]any{"value": "C", "weight": 1}},
 	}); st != 200 {
 		t.Fatalf("create flag = %d %v", st, b)
 	}
+	// The experiments and the goal key each measures now.
+	goals := map[string]string{"e": "buy"}
 	me.experiment(t, "e", "exp", "buy", "A")
+	settled := func(key string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for me.results(t, key).Source != source {
+			if time.Now().After(deadline) {
+				t.Fatalf("results of %s never came from the %s counts", key, source)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	settled("e")
 
 	rng := rand.New(rand.NewPCG(33, 2026))
 	var rows []arrival
@@ -97,14 +129,15 @@ func TestExperimentResultsExactInAnyArrivalOrder(t *testing.T) {
 				rows = append(rows, r) // sent twice
 			}
 		}
-		for range rng.IntN(4) {
+		for range rng.IntN(5) {
 			// Around the user's impressions: before, between and after.
 			base := seen[rng.IntN(len(seen))].at
-			rows = append(rows, arrival{goal: true, user: user, value: "buy", at: base.Add(time.Duration(rng.IntN(96)-48) * time.Hour).Truncate(time.Second).Add(time.Duration(tick) * time.Microsecond)})
+			rows = append(rows, arrival{goal: true, user: user, value: []string{"buy", "buy", "other"}[rng.IntN(3)],
+				at: base.Add(time.Duration(rng.IntN(96)-48) * time.Hour).Truncate(time.Second).Add(time.Duration(tick) * time.Microsecond)})
 			tick++
 		}
 		if rng.IntN(10) == 0 {
-			rows = append(rows, arrival{goal: true, user: user, value: "other", at: at(rng.Float64() * 100)})
+			rows = append(rows, arrival{goal: true, user: user, value: "elsewhere", at: at(rng.Float64() * 100)})
 		}
 	}
 	for range 20 {
@@ -119,28 +152,33 @@ func TestExperimentResultsExactInAnyArrivalOrder(t *testing.T) {
 
 	check := func(sent []arrival, cutoff time.Time, when string) {
 		t.Helper()
-		want := referenceResult(sent, "buy", cutoff)
-		got := map[string][2]int64{}
-		res := me.results(t, "e")
-		var exposed, converted int64
-		for _, v := range res.Variants {
-			got[v.Variant] = [2]int64{v.Exposed, v.Converted}
-			exposed, converted = exposed+v.Exposed, converted+v.Converted
-		}
-		if d := cmp.Diff(want, got); d != "" {
-			t.Fatalf("%s: arms (exposed, converted) (-reference +results):\n%s", when, d)
-		}
-		if res.TotalExposed != exposed || res.TotalConverted != converted {
-			t.Errorf("%s: totals %d/%d, arms sum to %d/%d", when, res.TotalExposed, res.TotalConverted, exposed, converted)
+		for key, goalKey := range goals {
+			want := referenceResult(sent, goalKey, cutoff)
+			got := map[string][2]int64{}
+			res := me.results(t, key)
+			if key == "e" && res.Source != source {
+				t.Errorf("%s: results of e from %q, want %q", when, res.Source, source)
+			}
+			var exposed, converted int64
+			for _, v := range res.Variants {
+				got[v.Variant] = [2]int64{v.Exposed, v.Converted}
+				exposed, converted = exposed+v.Exposed, converted+v.Converted
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("%s: %s's arms (exposed, converted) (-reference +results, %s):\n%s", when, key, res.Source, d)
+			}
+			if res.TotalExposed != exposed || res.TotalConverted != converted {
+				t.Errorf("%s: %s's totals %d/%d, arms sum to %d/%d", when, key, res.TotalExposed, res.TotalConverted, exposed, converted)
+			}
 		}
 	}
 	var sent []arrival
 	for batch := 0; len(sent) < len(rows); batch++ {
 		n := min(len(rows)-len(sent), 1+rng.IntN(60))
-		var imps, goals []any
+		var imps, events []any
 		for _, r := range rows[len(sent) : len(sent)+n] {
 			if r.goal {
-				goals = append(goals, goal(r.value, r.user, r.at))
+				events = append(events, goal(r.value, r.user, r.at))
 			} else {
 				imps = append(imps, imp("exp", r.user, r.value, r.at))
 			}
@@ -148,10 +186,27 @@ func TestExperimentResultsExactInAnyArrivalOrder(t *testing.T) {
 		if len(imps) > 0 {
 			me.mustPost(t, "/impressions", imps)
 		}
-		if len(goals) > 0 {
-			me.mustPost(t, "/events", goals)
+		if len(events) > 0 {
+			me.mustPost(t, "/events", events)
 		}
+		half := len(sent) < len(rows)/2 && len(sent)+n >= len(rows)/2
+		threeQuarters := len(sent) < len(rows)*3/4 && len(sent)+n >= len(rows)*3/4
 		sent = rows[:len(sent)+n]
+		switch {
+		case half: // an experiment of a goal key no experiment measured, after its data
+			me.experiment(t, "late", "exp", "other", nil)
+			goals["late"] = "other"
+		case threeQuarters: // it moves to the first one's key; then another takes its old one
+			if st, b := me.call(t, "PATCH", me.path("/experiments/late"), map[string]any{"goal_event_key": "buy"}); st != 200 {
+				t.Fatalf("patch late = %d %v", st, b)
+			}
+			goals["late"] = "buy"
+			if n := me.count(t, `SELECT count(*) FROM experiment_metrics`); n != 1 {
+				t.Errorf("%d experiment metrics kept, want 1: no experiment measures other now", n)
+			}
+			me.experiment(t, "last", "exp", "other", "B")
+			goals["last"] = "other"
+		}
 		if batch%7 == 3 {
 			time.Sleep(60 * time.Millisecond) // ingest pauses: the folder folds
 		}
@@ -160,6 +215,10 @@ func TestExperimentResultsExactInAnyArrivalOrder(t *testing.T) {
 		}
 	}
 	check(rows, time.Time{}, "everything sent")
+	for key := range goals {
+		settled(key)
+	}
+	check(rows, time.Time{}, "everything sent, every experiment's counts built")
 
 	// Retention: 90 days, from a UTC midnight.
 	pool, err := pgxpool.New(t.Context(), me.s.DBURL)
@@ -174,12 +233,12 @@ func TestExperimentResultsExactInAnyArrivalOrder(t *testing.T) {
 	if folded == 0 {
 		t.Fatal("the folder never folded: the checks read unfolded rows only")
 	}
-	res, err := measure.New(pool, measure.Config{Now: me.clock.Now}).PurgeExpired(t.Context(), measure.RetentionConfig{Days: 90})
+	res, err := measure.New(pool, measure.Config{Now: me.clock.Now}).PurgeExpired(t.Context(), measure.RetentionConfig{Days: 90, BatchSize: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Impressions == 0 || res.GoalEvents == 0 {
-		t.Fatalf("retention purged %+v; the test means it to purge some of both", res)
+	if res.Impressions == 0 || res.GoalEvents == 0 || res.UsersRefreshed == 0 || res.GoalEventUsers == 0 {
+		t.Fatalf("retention purged %+v; the test means it to purge some of each", res)
 	}
 	check(rows, res.Cutoff, "after retention")
 }

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/switchyard/switchyard/server/internal/apptest"
 )
 
 func TestExperimentCRUD(t *testing.T) {
@@ -136,6 +139,7 @@ type experimentResult struct {
 	TotalExposed   int64           `json:"total_exposed"`
 	TotalConverted int64           `json:"total_converted"`
 	Variants       []variantResult `json:"variants"`
+	Source         string          `json:"-"` // X-Results-Source
 }
 
 // zTest is the pooled two-proportion z-test, written out independently of
@@ -177,9 +181,13 @@ func sequentialLift(c1, n1, c2, n2 float64) (lower, upper, p *float64) {
 
 func (me *measEnv) results(t *testing.T, key string) experimentResult {
 	t.Helper()
-	status, raw := me.call(t, "GET", me.path("/experiments/"+key+"/results"), nil)
+	status, body, resp := me.s.Do(t, apptest.Request{Method: "GET", Path: me.path("/experiments/" + key + "/results"), Bearer: me.token})
 	if status != 200 {
-		t.Fatalf("results %s = %d %v", key, status, raw)
+		t.Fatalf("results %s = %d %s", key, status, body)
+	}
+	var raw any
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
 	}
 	if field(raw, "experiment", "key") != key {
 		t.Errorf("results carry experiment %v", field(raw, "experiment"))
@@ -195,6 +203,9 @@ func (me *measEnv) results(t *testing.T, key string) experimentResult {
 	}
 	var out experimentResult
 	decode(t, raw, &out)
+	if out.Source = resp.Header.Get("X-Results-Source"); out.Source != "maintained" && out.Source != "recomputed" {
+		t.Errorf("results %s: X-Results-Source %q", key, out.Source)
+	}
 	return out
 }
 

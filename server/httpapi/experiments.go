@@ -78,10 +78,14 @@ func (h *Handlers) GetExperimentResults(ctx context.Context, req apiserver.GetEx
 	if err != nil {
 		return nil, err
 	}
-	out := apiserver.GetExperimentResults200JSONResponse{
+	out := apiserver.ExperimentResult{
 		Experiment: experiment(r.Experiment), ControlVariant: nullableOf(r.ControlVariant),
 		TotalExposed: r.TotalExposed, TotalConverted: r.TotalConverted,
 		Variants: make([]apiserver.ExperimentVariantResult, len(r.Variants)),
+	}
+	source := "maintained"
+	if r.Recomputed {
+		source = "recomputed"
 	}
 	for i, v := range r.Variants {
 		out.Variants[i] = apiserver.ExperimentVariantResult{
@@ -91,7 +95,9 @@ func (h *Handlers) GetExperimentResults(ctx context.Context, req apiserver.GetEx
 			LiftCiUpper: nullableOf(v.Sequential.Upper), SequentialPValue: nullableOf(v.Sequential.P),
 		}
 	}
-	return out, nil
+	return apiserver.GetExperimentResults200JSONResponse{
+		Body: out, Headers: apiserver.GetExperimentResults200ResponseHeaders{XResultsSource: source},
+	}, nil
 }
 
 func experiment(e db.Experiment) apiserver.Experiment {

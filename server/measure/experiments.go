@@ -92,10 +92,14 @@ func (s *Service) CreateExperiment(ctx context.Context, p *auth.Principal, envID
 		if _, err := access.Env(ctx, q, p, envID, access.Write); err != nil {
 			return db.Experiment{}, err
 		}
-		return q.InsertExperiment(ctx, db.InsertExperimentParams{
+		e, err := q.InsertExperiment(ctx, db.InsertExperimentParams{
 			EnvironmentID: envID, Key: in.Key, Name: name, Description: in.Description,
 			FlagKey: in.FlagKey, GoalEventKey: in.GoalEventKey, ControlVariant: in.ControlVariant,
 		})
+		if err != nil {
+			return db.Experiment{}, err
+		}
+		return e, keepExperimentCounts(ctx, q, e)
 	})
 	return e, store.AdaptError(err)
 }
@@ -153,7 +157,14 @@ func (s *Service) PatchExperiment(ctx context.Context, p *auth.Principal, envID 
 		if in.ControlVariant != nil || in.ClearControlVariant {
 			up.ControlVariant = in.ControlVariant
 		}
-		return q.UpdateExperiment(ctx, up)
+		e, err := q.UpdateExperiment(ctx, up)
+		if err != nil || e.GoalEventKey == cur.GoalEventKey {
+			return e, err
+		}
+		if err := keepExperimentCounts(ctx, q, e); err != nil {
+			return db.Experiment{}, err
+		}
+		return e, dropUnusedExperimentCounts(ctx, q, envID)
 	})
 	return e, store.AdaptError(err)
 }
@@ -168,7 +179,10 @@ func (s *Service) DeleteExperiment(ctx context.Context, p *auth.Principal, envID
 		if err == nil && n == 0 {
 			return errExperimentNotFound
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return dropUnusedExperimentCounts(ctx, q, envID)
 	})
 	return store.AdaptError(err)
 }
@@ -181,6 +195,11 @@ type ExperimentResult struct {
 	TotalExposed   int64
 	TotalConverted int64
 	Variants       []VariantResult // control first, then by value
+
+	// Recomputed reports a result computed from every exposed user, while
+	// the counts the fold keeps for the experiment are still being built
+	// (experiment_counts.go); otherwise it was read from those counts.
+	Recomputed bool
 }
 
 // VariantResult is one arm of an experiment compared with the control.
@@ -216,14 +235,13 @@ func (s *Service) ExperimentResults(ctx context.Context, p *auth.Principal, envI
 		if err != nil {
 			return ExperimentResult{}, err
 		}
-		arms, err := q.ListExperimentArms(ctx, db.ListExperimentArmsParams{
-			EnvironmentID: envID, FlagKey: e.FlagKey, GoalEventKey: e.GoalEventKey,
-			ImpressionsAfter: marks.Impressions, EventsAfter: marks.Events,
-		})
+		arms, recomputed, err := experimentArms(ctx, q, e, marks)
 		if err != nil {
 			return ExperimentResult{}, err
 		}
-		return experimentResult(e, arms), nil
+		out := experimentResult(e, arms)
+		out.Recomputed = recomputed
+		return out, nil
 	})
 }
 

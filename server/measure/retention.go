@@ -80,7 +80,7 @@ func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeR
 			return q.DeleteExpiredGoalEvents(ctx, db.DeleteExpiredGoalEventsParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
 		}},
 		{"goal event users", &res.GoalEventUsers, func() (int64, error) {
-			return q.DeleteExpiredGoalEventUsers(ctx, db.DeleteExpiredGoalEventUsersParams{Cutoff: cutoff, BatchSize: cfg.BatchSize})
+			return s.deleteExpiredGoalEventUsers(ctx, cutoff, cfg.BatchSize)
 		}},
 	}
 	for _, step := range steps {
@@ -113,23 +113,53 @@ func (s *Service) PurgeExpired(ctx context.Context, cfg RetentionConfig) (PurgeR
 // refreshExpiredUsers recomputes or deletes one batch of per-user rows
 // whose first impression is older than cutoff. It holds the impression
 // fold's watermark lock, as a fold does: the fold is the table's only other
-// writer, and decides from what it reads whether to insert or update.
+// writer, and decides from what it reads whether to insert or update. The
+// batch's users leave the experiment counts (experiment_counts.go) before
+// their rows move and come back with their new first exposures.
 func (s *Service) refreshExpiredUsers(ctx context.Context, cutoff time.Time, batch int32) (int64, error) {
 	n, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (int64, error) {
 		if _, err := q.LockRollupWatermark(ctx, rollupImpressions); err != nil {
 			return 0, err
 		}
-		rows, err := q.RefreshExpiredImpressionUsers(ctx, db.RefreshExpiredImpressionUsersParams{Cutoff: cutoff, BatchSize: batch})
+		if err := q.LockExperimentCounts(ctx); err != nil {
+			return 0, err
+		}
+		rows, err := q.ListExpiredImpressionUsers(ctx, db.ListExpiredImpressionUsersParams{Cutoff: cutoff, BatchSize: batch})
 		if err != nil || len(rows) == 0 {
+			return 0, err
+		}
+		flagNos, userIDs := make([]int32, len(rows)), make([]string, len(rows))
+		for i, r := range rows {
+			flagNos[i], userIDs[i] = r.FlagNo, r.UserID
+		}
+		adjust := func(sign int64) error {
+			return q.AdjustExperimentUsers(ctx, db.AdjustExperimentUsersParams{FlagNos: flagNos, UserIds: userIDs, Sign: sign})
+		}
+		if err := adjust(-1); err != nil {
+			return 0, err
+		}
+		if err := q.RefreshExpiredImpressionUsers(ctx, db.RefreshExpiredImpressionUsersParams{FlagNos: flagNos, UserIds: userIDs, Cutoff: cutoff}); err != nil {
 			return 0, err
 		}
 		// A moved or deleted row may have been, or may now be, its user's
 		// first exposure.
-		p := db.MarkFirstExposuresParams{FlagNos: make([]int32, len(rows)), UserIds: make([]string, len(rows))}
-		for i, r := range rows {
-			p.FlagNos[i], p.UserIds[i] = r.FlagNo, r.UserID
+		if err := q.MarkFirstExposures(ctx, db.MarkFirstExposuresParams{FlagNos: flagNos, UserIds: userIDs}); err != nil {
+			return 0, err
 		}
-		return int64(len(rows)), q.MarkFirstExposures(ctx, p)
+		return int64(len(rows)), adjust(1)
+	})
+	return n, store.AdaptError(err)
+}
+
+// deleteExpiredGoalEventUsers deletes one batch of users' latest goal
+// events older than cutoff, taking them out of the experiments they
+// converted in, under the experiment counts' lock.
+func (s *Service) deleteExpiredGoalEventUsers(ctx context.Context, cutoff time.Time, batch int32) (int64, error) {
+	n, err := store.WithTxV(ctx, s.pool, func(q *db.Queries) (int64, error) {
+		if err := q.LockExperimentCounts(ctx); err != nil {
+			return 0, err
+		}
+		return q.DeleteExpiredGoalEventUsers(ctx, db.DeleteExpiredGoalEventUsersParams{Cutoff: cutoff, BatchSize: batch})
 	})
 	return n, store.AdaptError(err)
 }

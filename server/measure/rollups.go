@@ -174,6 +174,12 @@ func (s *Service) foldKind(ctx context.Context, kind string, through int64) erro
 			if err != nil || from >= through {
 				return true, err
 			}
+			if kind != rollupSummaries {
+				// Both folds move experiment counts (experiment_counts.go).
+				if err := q.LockExperimentCounts(ctx); err != nil {
+					return false, err
+				}
+			}
 			to := min(through, from+foldChunk)
 			p := db.FoldImpressionsParams{AfterID: from, ThroughID: to}
 			switch kind {

@@ -28,3 +28,18 @@ func seeded(t testing.TB, cfg measure.Config) (*measure.Service, *pgxpool.Pool, 
 	}
 	return measure.New(pool, cfg), pool, env
 }
+
+// buildExperimentCounts builds the kept counts of every new experiment
+// metric, as the server's builder does, so that results are read from them.
+func buildExperimentCounts(t testing.TB, svc *measure.Service) {
+	t.Helper()
+	for {
+		built, err := svc.BuildExperimentCounts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !built {
+			return
+		}
+	}
+}

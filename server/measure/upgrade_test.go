@@ -121,6 +121,24 @@ func TestUpgradeToImpressionUsersKeepsStatistics(t *testing.T) {
 	}
 	compare("after the upgrade, with an unfolded tail")
 	checkFirstMarks(t, pool, "after the upgrade")
+	// Migration 00023 leaves the experiment's counts to the builder: until
+	// it runs, results are computed from every user, and say so.
+	source := func(want bool) {
+		t.Helper()
+		res, err := svc.ExperimentResults(ctx, admin, env, "exp")
+		if err != nil || res.Recomputed != want {
+			t.Fatalf("results recomputed = %v (%v), want %v", res.Recomputed, err, want)
+		}
+	}
+	source(true)
+	if built, err := svc.BuildExperimentCounts(ctx); err != nil || !built {
+		t.Fatalf("build experiment counts = %v, %v", built, err)
+	}
+	if built, err := svc.BuildExperimentCounts(ctx); err != nil || built {
+		t.Fatalf("build experiment counts again = %v, %v; want nothing left to build", built, err)
+	}
+	source(false)
+	compare("after the upgrade, counts built, with an unfolded tail")
 	var rows, triples int64
 	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM impression_users),
 		(SELECT count(*) FROM (SELECT DISTINCT flag_key, user_id, value FROM impressions WHERE user_id IS NOT NULL AND id <= $1) x)`,
@@ -136,6 +154,7 @@ func TestUpgradeToImpressionUsersKeepsStatistics(t *testing.T) {
 	foldEverything(t, svc, pool)
 	compare("after the upgrade, more rows folded")
 	checkFirstMarks(t, pool, "after the upgrade, more rows folded")
+	source(false)
 }
 
 // foldEverything runs a folder until every raw row is folded.

@@ -1575,6 +1575,12 @@ export interface paths {
          *     and `sequential_p_value` (a confidence sequence around the relative lift and its
          *     always-valid p-value, at 5%) keep their error rate however often the result is read;
          *     they too are null for the control and when undefined.
+         *
+         *     The result is read from per-variant counts that the server keeps current as impressions
+         *     and goal events are folded in, plus the records not folded yet, so it costs the same
+         *     whatever the experiment's size. Just after an experiment is created, or its
+         *     `goal_event_key` changed, those counts are being built; meanwhile the same result is
+         *     computed from every exposed user, and `X-Results-Source` says `recomputed`.
          */
         get: operations["getExperimentResults"];
         put?: never;
@@ -6050,6 +6056,12 @@ export interface operations {
             /** @description The experiment result. */
             200: {
                 headers: {
+                    /**
+                     * @description `maintained` when the result was read from the kept counts, `recomputed` when it
+                     *     was computed from every exposed user because those counts are still being built.
+                     *     The result is the same either way.
+                     */
+                    "X-Results-Source": "maintained" | "recomputed";
                     [name: string]: unknown;
                 };
                 content: {
