@@ -184,23 +184,34 @@ WITH flag AS (
     SELECT m.metric_no FROM experiment_metrics m
     WHERE m.environment_id = $1 AND m.flag_key = $2 AND m.event_key = $3
 ), tail AS (
-    SELECT i.user_id, i.evaluated_at AS at, i.id, i.value, NULL::timestamptz AS goal_at
-    FROM impressions i
-    WHERE i.environment_id = $1 AND i.flag_key = $2
-      AND i.id > $4 AND i.user_id IS NOT NULL
+    -- Each user's earliest impression of the tail (ties by id) and latest
+    -- goal event, then one row per user.
+    SELECT fi.user_id, fi.at, fi.value, NULL::timestamptz AS goal_at
+    FROM (
+        -- Sorted bytewise ("C"), as the fold sorts: only grouping needs the order.
+        SELECT DISTINCT ON (i.user_id COLLATE "C") i.user_id, i.evaluated_at AS at, i.value
+        FROM impressions i
+        WHERE i.environment_id = $1 AND i.flag_key = $2
+          AND i.id > $4 AND i.user_id IS NOT NULL
+        ORDER BY i.user_id COLLATE "C", i.evaluated_at, i.id
+    ) fi
     UNION ALL
-    SELECT ge.user_id, NULL, NULL, NULL, ge.occurred_at
+    SELECT ge.user_id, NULL, NULL, max(ge.occurred_at)
     FROM goal_events ge
     WHERE ge.environment_id = $1 AND ge.event_key = $3
       AND ge.id > $5 AND ge.user_id IS NOT NULL
+    GROUP BY ge.user_id
 ), tail_users AS (
-    SELECT t.user_id, min(t.at) AS at,
-           (array_agg(t.value ORDER BY t.at, t.id) FILTER (WHERE t.at IS NOT NULL))[1] AS value,
-           max(t.goal_at) AS goal_at
+    SELECT t.user_id, max(t.at) AS at, max(t.value) AS value, max(t.goal_at) AS goal_at
     FROM tail t
     GROUP BY t.user_id
 ), users AS (
-    SELECT tu.user_id, tu.at, tu.value, tu.goal_at, r.value AS old_value, r.first_at AS old_at, g.last_at AS old_goal_at
+    -- Only the users the tail moves: an earlier (or a first) exposure, or
+    -- a goal event at or after the first exposure they have. The others'
+    -- part of the counts stays as it is, and their latest goal event is
+    -- not looked up.
+    SELECT tu.user_id, tu.at, tu.value, tu.goal_at, r.value AS old_value, r.first_at AS old_at, g.last_at AS old_goal_at,
+           (tu.at IS NOT NULL AND (r.first_at IS NULL OR tu.at < r.first_at)) AS moved
     FROM tail_users tu
     LEFT JOIN LATERAL (
         SELECT mv.value, y.first_at FROM impression_users y
@@ -213,19 +224,15 @@ WITH flag AS (
         WHERE x.environment_id = $1 AND x.event_key = $3 AND x.user_id = tu.user_id
         LIMIT 1
     ) g ON true
+    WHERE (tu.at IS NOT NULL AND (r.first_at IS NULL OR tu.at < r.first_at)) OR tu.goal_at >= r.first_at
 ), moves AS (
     SELECT u.old_value AS value, -1 AS exposed, -(CASE WHEN u.old_goal_at >= u.old_at THEN 1 ELSE 0 END) AS converted
     FROM users u
     WHERE u.old_value IS NOT NULL
     UNION ALL
-    SELECT n.value, 1, CASE WHEN greatest(n.old_goal_at, n.goal_at) >= n.at THEN 1 ELSE 0 END
-    FROM (
-        SELECT CASE WHEN u.old_at IS NULL OR u.at < u.old_at THEN u.value ELSE u.old_value END AS value,
-               CASE WHEN u.old_at IS NULL OR u.at < u.old_at THEN u.at ELSE u.old_at END AS at,
-               u.old_goal_at, u.goal_at
-        FROM users u
-        WHERE u.at IS NOT NULL OR u.old_at IS NOT NULL
-    ) n
+    SELECT CASE WHEN u.moved THEN u.value ELSE u.old_value END, 1,
+           CASE WHEN greatest(u.old_goal_at, u.goal_at) >= CASE WHEN u.moved THEN u.at ELSE u.old_at END THEN 1 ELSE 0 END
+    FROM users u
 ), counts AS (
     SELECT mv.value, c.exposed, c.converted
     FROM experiment_arm_counts c
@@ -258,14 +265,14 @@ type ListExperimentArmCountsRow struct {
 // Per variant of first exposure, users exposed and converted: the kept
 // counts, which hold the rollups through the watermarks, corrected for the
 // users of the raw rows after them (read.go), the same way
-// ListExperimentArms combines them. Each such user is looked up once in
-// each rollup (one primary-key probe; LIMIT keeps the planner from joining
+// ListExperimentArms combines them. Each such user is looked up in the
+// rollups (one primary-key probe each; LIMIT keeps the planner from joining
 // the rollups whole), taken out of the arm the counts hold them in, and put
 // into the one the tail gives them: the tail's earliest impression replaces
 // their first exposure only when it is strictly earlier (ties go to the
 // earlier ingest, which is rolled up), and their latest goal event is the
-// later of the two. The raw rows are grouped by user in one pass rather
-// than joined as two sets: the planner cannot estimate either.
+// later of the two. The raw rows are grouped by user, not joined as two
+// sets: the planner cannot estimate either.
 func (q *Queries) ListExperimentArmCounts(ctx context.Context, arg ListExperimentArmCountsParams) ([]ListExperimentArmCountsRow, error) {
 	rows, err := q.db.Query(ctx, listExperimentArmCounts,
 		arg.EnvironmentID,

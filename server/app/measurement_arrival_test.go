@@ -103,7 +103,7 @@ func resultsInAnyArrivalOrder(t *testing.T, source string, opts ...app.Option) {
 	settled := func(key string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for me.results(t, key).Source != source {
+		for _, from := me.resultsFrom(t, key); from != source; _, from = me.resultsFrom(t, key) {
 			if time.Now().After(deadline) {
 				t.Fatalf("results of %s never came from the %s counts", key, source)
 			}
@@ -155,9 +155,9 @@ func resultsInAnyArrivalOrder(t *testing.T, source string, opts ...app.Option) {
 		for key, goalKey := range goals {
 			want := referenceResult(sent, goalKey, cutoff)
 			got := map[string][2]int64{}
-			res := me.results(t, key)
-			if key == "e" && res.Source != source {
-				t.Errorf("%s: results of e from %q, want %q", when, res.Source, source)
+			res, from := me.resultsFrom(t, key)
+			if key == "e" && from != source {
+				t.Errorf("%s: results of e from %q, want %q", when, from, source)
 			}
 			var exposed, converted int64
 			for _, v := range res.Variants {
@@ -165,7 +165,7 @@ func resultsInAnyArrivalOrder(t *testing.T, source string, opts ...app.Option) {
 				exposed, converted = exposed+v.Exposed, converted+v.Converted
 			}
 			if d := cmp.Diff(want, got); d != "" {
-				t.Fatalf("%s: %s's arms (exposed, converted) (-reference +results, %s):\n%s", when, key, res.Source, d)
+				t.Fatalf("%s: %s's arms (exposed, converted) (-reference +results, %s):\n%s", when, key, from, d)
 			}
 			if res.TotalExposed != exposed || res.TotalConverted != converted {
 				t.Errorf("%s: %s's totals %d/%d, arms sum to %d/%d", when, key, res.TotalExposed, res.TotalConverted, exposed, converted)

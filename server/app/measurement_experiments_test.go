@@ -139,7 +139,6 @@ type experimentResult struct {
 	TotalExposed   int64           `json:"total_exposed"`
 	TotalConverted int64           `json:"total_converted"`
 	Variants       []variantResult `json:"variants"`
-	Source         string          `json:"-"` // X-Results-Source
 }
 
 // zTest is the pooled two-proportion z-test, written out independently of
@@ -181,6 +180,13 @@ func sequentialLift(c1, n1, c2, n2 float64) (lower, upper, p *float64) {
 
 func (me *measEnv) results(t *testing.T, key string) experimentResult {
 	t.Helper()
+	res, _ := me.resultsFrom(t, key)
+	return res
+}
+
+// resultsFrom is results with where they came from: their X-Results-Source.
+func (me *measEnv) resultsFrom(t *testing.T, key string) (experimentResult, string) {
+	t.Helper()
 	status, body, resp := me.s.Do(t, apptest.Request{Method: "GET", Path: me.path("/experiments/" + key + "/results"), Bearer: me.token})
 	if status != 200 {
 		t.Fatalf("results %s = %d %s", key, status, body)
@@ -203,10 +209,11 @@ func (me *measEnv) results(t *testing.T, key string) experimentResult {
 	}
 	var out experimentResult
 	decode(t, raw, &out)
-	if out.Source = resp.Header.Get("X-Results-Source"); out.Source != "maintained" && out.Source != "recomputed" {
-		t.Errorf("results %s: X-Results-Source %q", key, out.Source)
+	source := resp.Header.Get("X-Results-Source")
+	if source != "maintained" && source != "recomputed" {
+		t.Errorf("results %s: X-Results-Source %q", key, source)
 	}
-	return out
+	return out, source
 }
 
 func (me *measEnv) experiment(t *testing.T, key, flag, goal string, control any) {
