@@ -183,6 +183,10 @@ WITH flag AS (
 ), metric AS (
     SELECT m.metric_no FROM experiment_metrics m
     WHERE m.environment_id = $1 AND m.flag_key = $2 AND m.event_key = $3
+), tail_events AS MATERIALIZED (
+    SELECT ge.environment_id, ge.event_key, ge.user_id, ge.occurred_at
+    FROM goal_events ge
+    WHERE ge.id > $4 AND ge.id <= (SELECT max(x.id) FROM goal_events x)
 ), tail AS (
     -- Each user's earliest impression of the tail (ties by id) and latest
     -- goal event, then one row per user.
@@ -192,14 +196,14 @@ WITH flag AS (
         SELECT DISTINCT ON (i.user_id COLLATE "C") i.user_id, i.evaluated_at AS at, i.value
         FROM impressions i
         WHERE i.environment_id = $1 AND i.flag_key = $2
-          AND i.id > $4 AND i.user_id IS NOT NULL
+          AND i.id > $5 AND i.id <= (SELECT max(x.id) FROM impressions x)
+          AND i.user_id IS NOT NULL
         ORDER BY i.user_id COLLATE "C", i.evaluated_at, i.id
     ) fi
     UNION ALL
     SELECT ge.user_id, NULL, NULL, max(ge.occurred_at)
-    FROM goal_events ge
-    WHERE ge.environment_id = $1 AND ge.event_key = $3
-      AND ge.id > $5 AND ge.user_id IS NOT NULL
+    FROM tail_events ge
+    WHERE ge.environment_id = $1 AND ge.event_key = $3 AND ge.user_id IS NOT NULL
     GROUP BY ge.user_id
 ), tail_users AS (
     SELECT t.user_id, max(t.at) AS at, max(t.value) AS value, max(t.goal_at) AS goal_at
@@ -210,12 +214,11 @@ WITH flag AS (
     -- a goal event at or after the first exposure they have. The others'
     -- part of the counts stays as it is, and their latest goal event is
     -- not looked up.
-    SELECT tu.user_id, tu.at, tu.value, tu.goal_at, r.value AS old_value, r.first_at AS old_at, g.last_at AS old_goal_at,
+    SELECT tu.user_id, tu.at, tu.value, tu.goal_at, r.value_no AS old_value_no, r.first_at AS old_at, g.last_at AS old_goal_at,
            (tu.at IS NOT NULL AND (r.first_at IS NULL OR tu.at < r.first_at)) AS moved
     FROM tail_users tu
     LEFT JOIN LATERAL (
-        SELECT mv.value, y.first_at FROM impression_users y
-        JOIN measure_values mv ON mv.value_no = y.value_no
+        SELECT y.value_no, y.first_at FROM impression_users y
         WHERE y.flag_no = (SELECT f.flag_no FROM flag f) AND y.user_id = tu.user_id AND y.first
         LIMIT 1
     ) r ON true
@@ -225,14 +228,20 @@ WITH flag AS (
         LIMIT 1
     ) g ON true
     WHERE (tu.at IS NOT NULL AND (r.first_at IS NULL OR tu.at < r.first_at)) OR tu.goal_at >= r.first_at
+), named AS (
+    -- The value of each user's old arm, named once per user here rather
+    -- than in each probe.
+    SELECT u.user_id, u.at, u.value, u.goal_at, u.old_value_no, u.old_at, u.old_goal_at, u.moved, mv.value AS old_value
+    FROM users u
+    LEFT JOIN measure_values mv ON mv.value_no = u.old_value_no
 ), moves AS (
     SELECT u.old_value AS value, -1 AS exposed, -(CASE WHEN u.old_goal_at >= u.old_at THEN 1 ELSE 0 END) AS converted
-    FROM users u
+    FROM named u
     WHERE u.old_value IS NOT NULL
     UNION ALL
     SELECT CASE WHEN u.moved THEN u.value ELSE u.old_value END, 1,
            CASE WHEN greatest(u.old_goal_at, u.goal_at) >= CASE WHEN u.moved THEN u.at ELSE u.old_at END THEN 1 ELSE 0 END
-    FROM users u
+    FROM named u
 ), counts AS (
     SELECT mv.value, c.exposed, c.converted
     FROM experiment_arm_counts c
@@ -252,8 +261,8 @@ type ListExperimentArmCountsParams struct {
 	EnvironmentID    uuid.UUID
 	FlagKey          string
 	GoalEventKey     string
-	ImpressionsAfter int64
 	EventsAfter      int64
+	ImpressionsAfter int64
 }
 
 type ListExperimentArmCountsRow struct {
@@ -272,14 +281,21 @@ type ListExperimentArmCountsRow struct {
 // their first exposure only when it is strictly earlier (ties go to the
 // earlier ingest, which is rolled up), and their latest goal event is the
 // later of the two. The raw rows are grouped by user, not joined as two
-// sets: the planner cannot estimate either.
+// sets: the planner cannot estimate either. Each raw table's tail is a
+// range of ids closed by the table's largest id, which the planner takes
+// for a small range with or without statistics (an open one it may take
+// for a third of the table, and scan the table whole): the flag's
+// impressions through their index on (environment, flag, id), the goal
+// events by id alone and filtered afterwards (MATERIALIZED keeps the
+// filters out of the scan), since their index on (environment, key) holds
+// every event of the key, which the planner would otherwise prefer.
 func (q *Queries) ListExperimentArmCounts(ctx context.Context, arg ListExperimentArmCountsParams) ([]ListExperimentArmCountsRow, error) {
 	rows, err := q.db.Query(ctx, listExperimentArmCounts,
 		arg.EnvironmentID,
 		arg.FlagKey,
 		arg.GoalEventKey,
-		arg.ImpressionsAfter,
 		arg.EventsAfter,
+		arg.ImpressionsAfter,
 	)
 	if err != nil {
 		return nil, err

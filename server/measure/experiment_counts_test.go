@@ -2,6 +2,7 @@ package measure_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -102,4 +103,128 @@ func TestExpiredGoalEventsLeaveTheKeptCounts(t *testing.T) {
 		t.Errorf("after the old user's goal expired: arm A %v, want 2 exposed, 1 converted", got)
 	}
 	checkKeptCounts(t, pool, "after the goal expired")
+}
+
+// explaining runs every query it is given twice: once under EXPLAIN
+// ANALYZE, keeping the plan, then as itself.
+type explaining struct {
+	db.DBTX
+	plans []string
+}
+
+func (e *explaining) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	var plan string
+	if err := e.DBTX.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&plan); err != nil {
+		return nil, err
+	}
+	e.plans = append(e.plans, plan)
+	return e.DBTX.Query(ctx, sql, args...)
+}
+
+// planNode is a node of a JSON plan, with what it read.
+type planNode struct {
+	NodeType        string     `json:"Node Type"`
+	Relation        string     `json:"Relation Name"`
+	Rows            float64    `json:"Actual Rows"`
+	Loops           float64    `json:"Actual Loops"`
+	RemovedByFilter float64    `json:"Rows Removed by Filter"`
+	Plans           []planNode `json:"Plans"`
+}
+
+// read adds up the rows each relation's scans returned or filtered out.
+func (n planNode) read(into map[string]float64) {
+	if n.Relation != "" {
+		into[n.Relation] += (n.Rows + n.RemovedByFilter) * n.Loops
+	}
+	for _, c := range n.Plans {
+		c.read(into)
+	}
+}
+
+// With no planner statistics at all, as after a bulk load that no ANALYZE
+// followed, the results read still costs the unfolded tail, not the
+// experiment: it reads the raw rows past the watermarks and, for each user
+// the tail moves, one row of each rollup, however many users they hold.
+func TestResultsReadWithoutStatisticsCostsTheTail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, pool, env := seeded(t, measure.Config{})
+	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
+	if _, err := svc.CreateExperiment(ctx, admin, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
+		t.Fatal(err)
+	}
+	buildExperimentCounts(t, svc)
+	now := time.Now().UTC()
+	// 6,000 users exposed and a fifth of them converted, folded; then a
+	// tail of 100 impressions of the flag (50 users new, 50 seen later
+	// than before), 100 of another flag and 40 goal events.
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO impressions (environment_id, flag_key, user_id, value, evaluated_at)
+		SELECT $1, 'f', 'u' || g, (ARRAY['A', 'B'])[1 + g % 2], $2::timestamptz - interval '1 day' FROM generate_series(1, 6000) g`, env, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO goal_events (environment_id, event_key, user_id, occurred_at, received_at)
+		SELECT $1, 'buy', 'u' || g, $2::timestamptz - interval '1 hour', $2 FROM generate_series(1, 6000, 5) g`, env, now); err != nil {
+		t.Fatal(err)
+	}
+	foldAll(t, svc, pool)
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO impressions (environment_id, flag_key, user_id, value, evaluated_at)
+		SELECT $1, CASE WHEN g <= 100 THEN 'f' ELSE 'g' END, 'u' || (5950 + g), 'B', $2 FROM generate_series(1, 200) g;
+		`, env, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO goal_events (environment_id, event_key, user_id, occurred_at, received_at)
+		SELECT $1, 'buy', 'u' || (5980 + g), $2, $2 FROM generate_series(1, 40) g`, env, now); err != nil {
+		t.Fatal(err)
+	}
+	tables := []string{"impressions", "goal_events", "impression_users", "goal_event_users", "measure_flags", "measure_values", "experiment_metrics", "experiment_arm_counts"}
+	if _, err := pool.Exec(ctx, `DELETE FROM pg_statistic WHERE starelid = ANY ($1::regclass[])`, tables); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE pg_class SET reltuples = -1 WHERE oid = ANY ($1::regclass[])`, tables); err != nil {
+		t.Fatal(err)
+	}
+	q := db.New(pool)
+	marks, err := q.GetRollupWatermarks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := &explaining{DBTX: pool}
+	arms, err := db.New(ex).ListExperimentArmCounts(ctx, db.ListExperimentArmCountsParams{
+		EnvironmentID: env, FlagKey: "f", GoalEventKey: "buy", ImpressionsAfter: marks.Impressions, EventsAfter: marks.Events,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := q.ListExperimentArms(ctx, db.ListExperimentArmsParams{
+		EnvironmentID: env, FlagKey: "f", GoalEventKey: "buy", ImpressionsAfter: marks.Impressions, EventsAfter: marks.Events,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]db.ListExperimentArmsRow, len(arms))
+	for i, a := range arms {
+		got[i] = db.ListExperimentArmsRow(a)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("kept counts and the tail (-computed from every user +kept):\n%s", d)
+	}
+	var plan []struct{ Plan planNode }
+	if err := json.Unmarshal([]byte(ex.plans[0]), &plan); err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]float64{}
+	plan[0].Plan.read(read)
+	// The tail: 200 impressions past the watermark (100 of them the
+	// flag's) and 40 goal events, each table's largest id besides; its
+	// users are 50 new ones, 50 seen before, and 40 with a goal, 20 of
+	// them among the former.
+	for table, most := range map[string]float64{"impressions": 201, "goal_events": 41, "impression_users": 120, "goal_event_users": 120} {
+		if read[table] > most {
+			t.Errorf("the read went through %.0f rows of %s, want at most %.0f (the tail's); plan:\n%s", read[table], table, most, ex.plans[0])
+		}
+	}
 }
