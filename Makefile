@@ -176,6 +176,14 @@ bench-agree: ## Measure what agreement between instances adds to a flag write an
 	@mkdir -p bin
 	cd bench/agree && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" -redis "$(TEST_REDIS_URL)" $(BENCH_AGREE_FLAGS) | tee ../../bin/bench-agree.txt
 
+.PHONY: bench-results
+
+BENCH_RESULTS_FLAGS ?=
+
+bench-results: ## Measure experiment results at 100,000 and 1,000,000 exposed users: kept counts and recomputed, fresh and reset statistics, under ingest (bench/results; BENCH_RESULTS_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/results && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_RESULTS_FLAGS) | tee ../../bin/bench-results.txt
+
 .PHONY: bench-bulkhead
 
 BENCH_BULKHEAD_FLAGS ?=

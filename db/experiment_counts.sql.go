@@ -323,11 +323,12 @@ SELECT pg_advisory_xact_lock(5206719411370086591)
 // Experiment results kept current by the fold
 // (migrations/00023_experiment_counts.sql, server/measure/experiment_counts.go).
 // Held by every transaction that changes first exposures, latest goal
-// events or the experiment metrics: the folds of both kinds, retention, the
-// builder and experiment writes. A transaction decides each user's change
-// of the counts from both rollups, so it must see every change the others
-// committed: it takes this lock in a statement of its own, and the
-// statements after it take their snapshots once the others have committed.
+// events or the experiment metrics: the folds of both kinds, retention,
+// the builder, and experiment writes that add or drop metrics. A
+// transaction decides each user's change of the counts from both rollups,
+// so it must see every change the others committed: it takes this lock in
+// a statement of its own, and the statements after it take their
+// snapshots once the others have committed.
 func (q *Queries) LockExperimentCounts(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, lockExperimentCounts)
 	return err

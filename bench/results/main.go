@@ -156,10 +156,11 @@ func (b *bench) size(ctx context.Context) error {
 		return err
 	}
 	var users, goals int64
-	if err := b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM impression_users WHERE first), (SELECT count(*) FROM goal_event_users)`).Scan(&users, &goals); err != nil {
+	if err := b.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM impression_users u JOIN measure_flags f USING (flag_no) WHERE f.flag_key = 'flag-00' AND u.first),
+		(SELECT count(*) FROM goal_event_users WHERE event_key = 'buy')`).Scan(&users, &goals); err != nil {
 		return err
 	}
-	fmt.Printf("  (%d first exposures, %d goal-event users)\n", users, goals)
+	fmt.Printf("  (the experiment's flag: %d first exposures; its goal: %d users)\n", users, goals)
 	if _, err := b.pool.Exec(ctx, `UPDATE experiment_metrics SET ready = false`); err != nil {
 		return err
 	}

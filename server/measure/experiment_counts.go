@@ -58,8 +58,14 @@ func experimentArms(ctx context.Context, q *db.Queries, e db.Experiment, marks d
 
 // keepExperimentCounts makes sure the counts of e's flag and goal event key
 // are kept: a new metric is counted by the builder, and read through the
-// full computation until then.
+// full computation until then. It takes the counts' lock first, as
+// dropUnusedExperimentCounts does, so that an experiment write that drops
+// the metric a concurrent one is adding an experiment to runs wholly before
+// or after it.
 func keepExperimentCounts(ctx context.Context, q *db.Queries, e db.Experiment) error {
+	if err := q.LockExperimentCounts(ctx); err != nil {
+		return err
+	}
 	return q.EnsureExperimentMetric(ctx, db.EnsureExperimentMetricParams{
 		EnvironmentID: e.EnvironmentID, FlagKey: e.FlagKey, EventKey: e.GoalEventKey,
 	})
@@ -68,7 +74,7 @@ func keepExperimentCounts(ctx context.Context, q *db.Queries, e db.Experiment) e
 // dropUnusedExperimentCounts stops keeping the environment's counts that no
 // experiment measures any more, after the write that left them unused.
 func dropUnusedExperimentCounts(ctx context.Context, q *db.Queries, envID uuid.UUID) error {
-	if err := q.LockExperimentCounts(ctx); err != nil {
+	if err := q.LockExperimentCounts(ctx); err != nil { // a second time in a PATCH: granted at once
 		return err
 	}
 	return q.DeleteUnusedExperimentMetrics(ctx, envID)
