@@ -367,8 +367,7 @@ func arrange(ctx context.Context, pool *pgxpool.Pool) (token, key string, envID,
 	if err != nil {
 		return "", "", envID, projID, err
 	}
-	if err = pool.QueryRow(ctx, `SELECT e.id, p.id FROM environments e JOIN projects p ON p.id = e.project_id
-		WHERE p.slug = 'default' AND e.slug = 'production'`).Scan(&envID, &projID); err != nil {
+	if envID, projID, err = benchenv.Production(ctx, pool); err != nil {
 		return "", "", envID, projID, err
 	}
 	sdk, sdkPrefix, sdkHash, err := auth.NewCredential(auth.SDKKeyKind)

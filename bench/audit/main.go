@@ -159,8 +159,7 @@ func arrange(ctx context.Context, pool *pgxpool.Pool) (token string, envID, proj
 	if token, err = benchenv.AdminToken(ctx, pool, benchenv.Admin); err != nil {
 		return "", envID, projectID, err
 	}
-	err = pool.QueryRow(ctx, `SELECT e.id, p.id FROM environments e JOIN projects p ON p.id = e.project_id
-		WHERE p.slug = 'default' AND e.slug = 'production'`).Scan(&envID, &projectID)
+	envID, projectID, err = benchenv.Production(ctx, pool)
 	return token, envID, projectID, err
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -79,6 +80,14 @@ func AdminToken(ctx context.Context, pool *pgxpool.Pool, email string) (string, 
 	_, err = pool.Exec(ctx, `INSERT INTO personal_access_tokens (user_id, name, token_hash, prefix, scope)
 		SELECT id, 'bench', $1, $2, 'read_write' FROM users WHERE email = $3`, hash, prefix, email)
 	return full, err
+}
+
+// Production returns the seeded Default project's Production environment
+// and the project.
+func Production(ctx context.Context, pool *pgxpool.Pool) (envID, projectID uuid.UUID, err error) {
+	err = pool.QueryRow(ctx, `SELECT e.id, p.id FROM environments e JOIN projects p ON p.id = e.project_id
+		WHERE p.slug = 'default' AND e.slug = 'production'`).Scan(&envID, &projectID)
+	return envID, projectID, err
 }
 
 // Client sends the tools' API requests with a bearer credential.

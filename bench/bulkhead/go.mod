@@ -7,7 +7,6 @@ replace github.com/switchyard/switchyard => ../..
 replace github.com/switchyard/switchyard/bench/benchenv => ../benchenv
 
 require (
-	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/switchyard/switchyard v0.0.0-00010101000000-000000000000
 	github.com/switchyard/switchyard/bench/benchenv v0.0.0-00010101000000-000000000000
@@ -22,6 +21,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-openapi/jsonpointer v0.23.1 // indirect
 	github.com/go-openapi/swag/jsonname v0.26.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

@@ -23,7 +23,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard/switchyard/bench/benchenv"
@@ -71,9 +70,8 @@ func run(ctx context.Context, adminURL string, writes, readers, rounds int) erro
 	if err != nil {
 		return err
 	}
-	var envID uuid.UUID
-	if err := pool.QueryRow(ctx, `SELECT e.id FROM environments e JOIN projects p ON p.id = e.project_id
-		WHERE p.slug = 'default' AND e.slug = 'production'`).Scan(&envID); err != nil {
+	envID, _, err := benchenv.Production(ctx, pool)
+	if err != nil {
 		return err
 	}
 	c := benchenv.Client{Token: token}

@@ -119,8 +119,7 @@ func run(ctx context.Context, o opts) error {
 		return err
 	}
 	b := &bench{o: o, pool: pool, svc: measure.New(pool, measure.Config{}), c: benchenv.Client{Token: token}, now: time.Now().UTC()}
-	if err := pool.QueryRow(ctx, `SELECT e.id FROM environments e JOIN projects p ON p.id = e.project_id
-		WHERE p.slug = 'default' AND e.slug = 'production'`).Scan(&b.env); err != nil {
+	if b.env, _, err = benchenv.Production(ctx, pool); err != nil {
 		return err
 	}
 	b.base = root + "/api/environments/" + b.env.String()

@@ -66,10 +66,7 @@ func TestExpiredGoalEventsLeaveTheKeptCounts(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	svc, pool, env := seeded(t, measure.Config{Now: func() time.Time { return now }})
 	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
-	if _, err := svc.CreateExperiment(ctx, admin, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
-		t.Fatal(err)
-	}
-	buildExperimentCounts(t, svc)
+	keptExperiment(t, svc, admin, env)
 	day := func(n int) *time.Time { v := now.AddDate(0, 0, n); return &v }
 	user := func(u string) *string { return &u }
 	if err := svc.IngestImpressions(ctx, admin, env, []measure.ImpressionInput{
@@ -151,10 +148,7 @@ func TestResultsReadWithoutStatisticsCostsTheTail(t *testing.T) {
 	ctx := context.Background()
 	svc, pool, env := seeded(t, measure.Config{})
 	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
-	if _, err := svc.CreateExperiment(ctx, admin, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
-		t.Fatal(err)
-	}
-	buildExperimentCounts(t, svc)
+	keptExperiment(t, svc, admin, env)
 	now := time.Now().UTC()
 	// 6,000 users exposed and a fifth of them converted, folded; then a
 	// tail of 100 impressions of the flag (50 users new, 50 seen later

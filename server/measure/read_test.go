@@ -90,10 +90,7 @@ func TestReadsCombineRollupsWithTheUnfoldedTail(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO flags (environment_id, key) VALUES ($1, 'f'), ($1, 'g'), ($1, 'quiet')`, env); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateExperiment(ctx, admin, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
-		t.Fatal(err)
-	}
-	buildExperimentCounts(t, svc) // results read from the kept counts
+	keptExperiment(t, svc, admin, env)
 
 	// Folded: u1 and u2 first see A at -10 h; u2 bought at -12 h, before.
 	imps(

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/identity"
 	"github.com/switchyard/switchyard/server/internal/testenv"
 	"github.com/switchyard/switchyard/server/measure"
@@ -42,4 +43,14 @@ func buildExperimentCounts(t testing.TB, svc *measure.Service) {
 			return
 		}
 	}
+}
+
+// keptExperiment creates experiment "exp" over flag "f" with goal event key
+// "buy" and builds its counts, so that its results are read from them.
+func keptExperiment(t testing.TB, svc *measure.Service, p *auth.Principal, env uuid.UUID) {
+	t.Helper()
+	if _, err := svc.CreateExperiment(context.Background(), p, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
+		t.Fatal(err)
+	}
+	buildExperimentCounts(t, svc)
 }

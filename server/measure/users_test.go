@@ -128,10 +128,7 @@ func TestPerUserRollupMatchesRecount(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	svc, pool, env := seeded(t, measure.Config{Now: func() time.Time { return now }})
 	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
-	if _, err := svc.CreateExperiment(ctx, admin, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
-		t.Fatal(err)
-	}
-	buildExperimentCounts(t, svc) // results read from the kept counts
+	keptExperiment(t, svc, admin, env)
 	rng := rand.New(rand.NewPCG(25, 18))
 	// Times on a coarse grid of 100 days, so that ties of time are common.
 	at := func() *time.Time { v := now.Add(-time.Duration(rng.IntN(100*4)) * 6 * time.Hour); return &v }
@@ -213,10 +210,7 @@ func TestPerUserRollupTies(t *testing.T) {
 	ctx := context.Background()
 	svc, pool, env := seeded(t, measure.Config{})
 	admin := &auth.Principal{Kind: auth.KindUser, UserID: 1, Email: "ops@example.com", Role: auth.RoleAdmin}
-	if _, err := svc.CreateExperiment(ctx, admin, env, measure.ExperimentInput{Key: "exp", Name: "exp", FlagKey: "f", GoalEventKey: "buy"}); err != nil {
-		t.Fatal(err)
-	}
-	buildExperimentCounts(t, svc) // results read from the kept counts
+	keptExperiment(t, svc, admin, env)
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	user := func(u string) *string { return &u }
 	ingest := func(rows ...measure.ImpressionInput) {
