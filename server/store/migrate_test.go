@@ -17,7 +17,7 @@ import (
 // wantTables is every table of the data model, in alphabetical order.
 var wantTables = []string{
 	"audit_entries", "audit_trail", "audit_trail_anchor", "audit_trail_hashes", "audit_trail_head", "change_log", "change_requests", "chat_deliveries", "chat_integrations",
-	"environments", "evaluation_hours", "experiments", "flags", "goal_event_keys", "goal_event_users", "goal_events",
+	"environments", "evaluation_hours", "experiment_arm_counts", "experiment_metrics", "experiments", "flags", "goal_event_keys", "goal_event_users", "goal_events",
 	"impression_daily", "impression_summaries", "impression_users", "impressions",
 	"login_attempts", "measure_flags", "measure_values", "notification_outbox", "personal_access_tokens", "project_members", "projects",
 	"release_arm_metrics", "release_checks", "release_user_metrics", "release_users", "releases", "rollup_watermarks",
