@@ -18,7 +18,7 @@ REDOCLY ?= npx --yes @redocly/cli@2.77.0
 SPECTRAL ?= npx --yes @stoplight/spectral-cli@6.16.3
 
 # Fuzz targets as package:FuzzName, e.g. ./sdkgo/eval:FuzzEvaluate; each runs FUZZTIME.
-FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch ./server/core:FuzzCheckRule ./server/httpapi:FuzzCountItems
+FUZZ_TARGETS ?= ./sdkgo/eval:FuzzEvaluate ./sdkgo/internal/sse:FuzzReader ./server/auth:FuzzOpen ./server/core:FuzzApplyMergePatch ./sdkgo/eval/check:FuzzRule ./server/httpapi:FuzzCountItems
 # A count, not a duration: go1.26's fuzz coordinator can report its own
 # -fuzztime deadline as a failure ("context deadline exceeded", no crasher;
 # golang/go#75804, fixed in go1.27). A count has no deadline to race.

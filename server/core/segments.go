@@ -13,12 +13,12 @@ import (
 
 	"github.com/switchyard/switchyard/db"
 	"github.com/switchyard/switchyard/sdkgo/eval"
+	"github.com/switchyard/switchyard/sdkgo/eval/check"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
 	"github.com/switchyard/switchyard/server/bus"
-	"github.com/switchyard/switchyard/server/limits"
 	"github.com/switchyard/switchyard/server/store"
 )
 
@@ -210,20 +210,12 @@ func bumpReferencingFlags(ctx context.Context, q *db.Queries, envID uuid.UUID, s
 	return events, nil
 }
 
-// validateSegment checks a segment's key, name and rules and returns the
-// trimmed name and the rules as stored. A segment's rules cannot reference
-// other segments: expansion is one level deep.
+// validateSegment checks a segment's key, name and rules (check.Segment)
+// and returns the trimmed name and the rules as stored.
 func validateSegment(key string, name *string, rules *[]eval.Rule) (string, []byte, error) {
-	var p apperr.Problems
-	if !limits.ValidKey(key) {
-		p.Add("key", "must be 1 to 100 ASCII letters, digits, underscores or hyphens")
-	}
 	n := ""
 	if name != nil {
 		n = strings.TrimSpace(*name)
-	}
-	if n == "" {
-		p.Add("name", "is required")
 	}
 	var rs []eval.Rule
 	if rules != nil {
@@ -232,29 +224,15 @@ func validateSegment(key string, name *string, rules *[]eval.Rule) (string, []by
 	if rs == nil {
 		rs = []eval.Rule{}
 	}
+	if err := problems(check.Segment(key, n, rs)); err != nil {
+		return "", nil, err
+	}
 	for i, r := range rs {
-		field := fmt.Sprintf("rules.%d", i)
-		if r.SegmentKey != nil && *r.SegmentKey != "" {
-			p.Add(field+".segment_key", "a segment's rules cannot reference segments")
-			continue
-		}
-		checkRuleConditions(&p, field, r)
-		// Segment rules may carry variant, never a rollout or a split
-		// (expansion takes those from the referencing rule).
-		if r.RolloutPercentage != nil {
-			p.Add(field+".rollout_percentage", "a segment's rules cannot carry a rollout")
-		}
-		if len(r.Variants) > 0 {
-			p.Add(field+".variants", "a segment's rules cannot carry variants")
-		}
 		rs[i].Variants = nil // variants: [] is none and comes back absent
 		rs[i].Variant = nullToNil(r.Variant)
 		if rs[i].Values == nil {
 			rs[i].Values = []string{}
 		}
-	}
-	if err := p.Err(); err != nil {
-		return "", nil, err
 	}
 	raw, err := json.Marshal(rs)
 	return n, raw, err

@@ -2,13 +2,12 @@
 // plane and measurement both enforce.
 package limits
 
-import "regexp"
+import "github.com/switchyard/switchyard/sdkgo/eval/check"
 
 // MaxKeyLen is the longest flag, segment, experiment or event key.
 const MaxKeyLen = 100
 
-// keyPattern is the key rule of flags, segments, experiments and goal events.
-var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
-
-// ValidKey reports whether s follows the key rule.
-func ValidKey(s string) bool { return keyPattern.MatchString(s) }
+// ValidKey reports whether s follows the key rule of flags, segments,
+// experiments and goal events (check.Key, which the command line applies
+// to files too).
+func ValidKey(s string) bool { return check.Key(s) }

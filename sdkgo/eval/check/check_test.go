@@ -1,18 +1,18 @@
-package core
+package check_test
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/switchyard/switchyard/sdkgo/eval"
-	"github.com/switchyard/switchyard/server/apperr"
+	"github.com/switchyard/switchyard/sdkgo/eval/check"
 )
 
-// FuzzCheckRule: rule validation never panics on any decoded rule, and a rule
+// FuzzRule: rule validation never panics on any decoded rule, and a rule
 // it accepts has a condition or a segment_key, and only values the
 // evaluator's parsers take: refused at write time, never at evaluation time
 // (docs/reference/evaluation.md, Rule validation).
-func FuzzCheckRule(f *testing.F) {
+func FuzzRule(f *testing.F) {
 	f.Add([]byte(`{"attribute":"v","operator":"semver_less_than","values":["v1.2.3-rc.1+b"]}`), "string")
 	f.Add([]byte(`{"conditions":[{"attribute":"e","operator":"regex","values":["^a(b"]}],"rollout_percentage":101}`), "string")
 	f.Add([]byte(`{"segment_key":"s","conditions":[{"attribute":"t","operator":"after","values":["-1"]}],"variants":[{"weight":0,"value":"x"}]}`), "integer")
@@ -22,13 +22,11 @@ func FuzzCheckRule(f *testing.F) {
 		if json.Unmarshal(raw, &r) != nil {
 			return
 		}
-		var p apperr.Problems
-		checkRuleConditions(&p, "rules.0", r)
-		checkRuleRollout(&p, "rules.0", r)
-		checkVariants(&p, "rules.0.variants", eval.FlagType(flagType), r.Variants, true)
-		if len(p) > 0 {
-			if p.Err() == nil {
-				t.Fatal("problems but no error")
+		if p := check.Rule("rules.0", eval.FlagType(flagType), r); len(p) > 0 {
+			for _, x := range p {
+				if x.Field == "" || x.Message == "" {
+					t.Fatalf("a problem without a field or message: %+v", x)
+				}
 			}
 			return
 		}
@@ -41,7 +39,7 @@ func FuzzCheckRule(f *testing.F) {
 			conds = append([]eval.Condition{{Attribute: r.Attribute, Operator: r.Operator, Values: r.Values}}, conds...)
 		}
 		for _, c := range conds {
-			if !knownOperators[c.Operator] || len(c.Values) == 0 {
+			if !check.Operator(c.Operator) || len(c.Values) == 0 {
 				t.Fatalf("accepted condition %+v", c)
 			}
 			for _, v := range c.Values {
