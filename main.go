@@ -1,22 +1,22 @@
-// Command switchyard is the Switchyard feature-flag server. All wiring lives
-// in server/app; configuration comes from environment variables.
+// Command switchyard is the Switchyard feature-flag server and its command
+// line. With no command it serves: all wiring lives in server/app, and
+// configuration comes from environment variables. Commands live in cli.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/switchyard/switchyard/cli"
 	"github.com/switchyard/switchyard/server/app"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.Run(ctx, os.Args, os.LookupEnv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "switchyard:", err)
-		os.Exit(1)
-	}
+	serve := func(ctx context.Context) error { return app.Run(ctx, os.Args[:1], os.LookupEnv, os.Stdout) }
+	code := cli.Run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr, serve)
+	stop()
+	os.Exit(code)
 }

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (docs/cli.md).
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+)
+
+// Env is how the command line reads its environment: os.LookupEnv, or a
+// map in tests.
+type Env func(string) (string, bool)
+
+// Serve runs the server until ctx ends: the binary's behaviour with no
+// command, or with serve.
+type Serve func(ctx context.Context) error
+
+// Run runs the command named by args (without the program's name) and
+// returns its exit code. With no argument it serves.
+func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, serve Serve) int {
+	if len(args) == 0 {
+		args = []string{"serve"}
+	}
+	root := newRoot(env, stdout, stderr, serve)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stderr, "switchyard:", err)
+	var u usageError
+	if errors.As(err, &u) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// usageError is a command used wrongly: exit 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+func newRoot(env Env, stdout, stderr io.Writer, serve Serve) *cobra.Command {
+	g := &globals{env: env, out: stdout}
+	root := &cobra.Command{
+		Use:   "switchyard",
+		Short: "Switchyard: feature flags, served and driven from the command line",
+		Long: `switchyard with no command serves (configured by environment variables only).
+With a command it is the command line client of a Switchyard server: --url and
+--token (or SWITCHYARD_URL and SWITCHYARD_TOKEN, or a profile) say which.`,
+		Example: `  switchyard                                  # serve
+  switchyard projects list
+  switchyard environments list --project default -o json`,
+		Args: subcommand,
+		// Runnable, so that cobra hands an unknown command to Args
+		// rather than printing help; with no argument Run serves.
+		RunE:          func(*cobra.Command, []string) error { return usagef("give a command (see --help)") },
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	g.bind(root)
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "serve",
+			Short: "Run the server (the default with no command)",
+			Long:  "Run the server. It is configured through environment variables only (docs/reference/server.md).",
+			Args:  noArgs,
+			RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context()) },
+		},
+		projectsCommand(g),
+		environmentsCommand(g),
+	)
+	return root
+}
+
+// subcommand refuses an unknown command of a command that only holds
+// others, as a usage error (cobra's own would be a plain error).
+func subcommand(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return nil
+}
+
+// group is a command that only holds others.
+func group(use, short string, cmds ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use: use, Short: short, Args: subcommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("%s needs a command (see %s --help)", cmd.CommandPath(), cmd.CommandPath())
+		},
+	}
+	c.AddCommand(cmds...)
+	return c
+}
+
+// noArgs refuses positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
+// exactArgs wants n positional arguments, named in the command's Use.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s: want %d argument(s), got %d (see --help)", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}
