@@ -18,8 +18,11 @@ type apiError struct {
 func (e *apiError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%d %s)", e.message, e.status, http.StatusText(e.status))
-	for _, d := range e.details {
-		fmt.Fprintf(&b, "\n  %s: %s", d.Field, d.Message)
+	// The message names the first field; the list is for the others.
+	if len(e.details) > 1 {
+		for _, d := range e.details {
+			fmt.Fprintf(&b, "\n  %s: %s", d.Field, d.Message)
+		}
 	}
 	if e.status == http.StatusUnauthorized {
 		b.WriteString("\n  give a personal access token with --token or SWITCHYARD_TOKEN")

@@ -83,6 +83,7 @@ With a command it is the command line client of a Switchyard server: --url and
 		},
 		projectsCommand(g),
 		environmentsCommand(g),
+		flagsCommand(g),
 	)
 	return root
 }

@@ -48,3 +48,5 @@ func writeTable(out io.Writer, t table) error {
 	}
 	return w.Flush()
 }
+
+func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }

@@ -109,3 +109,94 @@ func TestCLIProfiles(t *testing.T) {
 		t.Errorf("missing profile: %d %q", code, errOut)
 	}
 }
+
+// The flags commands do what their routes do: create, list, get, change
+// by merge patch, toggle, archive and unarchive, promote and delete; a
+// refused change names its fields; in an environment that requires
+// approval a change opens a change request.
+func TestCLIFlags(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
+	run := func(args ...string) (int, string, string) { t.Helper(); return runCLI(t, s, token, nil, args...) }
+	ok := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := run(args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	flag := func(args ...string) map[string]any {
+		t.Helper()
+		var f map[string]any
+		if err := json.Unmarshal([]byte(ok(append(args, "-o", "json")...)), &f); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		return f
+	}
+	file := filepath.Join(t.TempDir(), "banner.yaml")
+	if err := os.WriteFile(file, []byte("flag_type: string\ndefault_value: hello\ndescription: the banner\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f := flag("flags", "create", "banner", "-f", file, "--env", "staging"); f["default_value"] != "hello" || f["flag_type"] != "string" {
+		t.Errorf("created %v", f)
+	}
+	ok("flags", "create", "new-checkout", "--env", "staging")
+	if out := ok("flags", "list", "--env", "staging"); !strings.Contains(out, "banner") || !strings.Contains(out, "new-checkout") {
+		t.Errorf("flags list:\n%s", out)
+	}
+	if f := flag("flags", "update", "new-checkout", "--env", "staging", "--patch", "{rollout_percentage: 25, is_enabled: true}"); f["rollout_percentage"] != 25.0 || f["is_enabled"] != true {
+		t.Errorf("updated %v", f)
+	}
+	if f := flag("flags", "toggle", "new-checkout", "off", "--env", "staging"); f["is_enabled"] != false || f["rollout_percentage"] != 25.0 {
+		t.Errorf("toggled %v", f)
+	}
+	if f := flag("flags", "get", "new-checkout", "--project", "default", "--env", "staging"); f["version"] != 3.0 {
+		t.Errorf("got version %v, want 3 (created, updated, toggled)", f["version"])
+	}
+	code, _, errOut := run("flags", "update", "new-checkout", "--env", "staging", "--patch", `{"rollout_percentage": 101}`)
+	if code != cli.ExitError || !strings.Contains(errOut, "rollout_percentage") || !strings.Contains(errOut, "422") {
+		t.Errorf("invalid patch: %d %q", code, errOut)
+	}
+	ok("flags", "archive", "banner", "--env", "staging")
+	if out := ok("flags", "list", "--env", "staging", "--archived"); !strings.Contains(out, "banner") || strings.Contains(out, "new-checkout") {
+		t.Errorf("archived flags:\n%s", out)
+	}
+	ok("flags", "unarchive", "banner", "--env", "staging")
+	if f := flag("flags", "promote", "new-checkout", "--env", "staging", "--to", "production"); f["rollout_percentage"] != 25.0 {
+		t.Errorf("promoted %v", f)
+	}
+	if out := ok("flags", "delete", "banner", "--env", "staging"); !strings.Contains(out, "deleted banner") {
+		t.Errorf("delete: %q", out)
+	}
+	if code, _, errOut := run("flags", "get", "banner", "--env", "staging"); code != cli.ExitError || !strings.Contains(errOut, "404") {
+		t.Errorf("get a deleted flag: %d %q", code, errOut)
+	}
+
+	// Approval: the change becomes a change request, the flag stays.
+	fe := &flagEnv{s: s, token: token, envs: map[string]string{}}
+	_, envs := s.DefaultProject(t)
+	fe.envs["production"] = envs["production"].String()
+	fe.requireApproval(t, "production", true)
+	if out := ok("flags", "toggle", "new-checkout", "on", "--env", "production"); !strings.Contains(out, "change request") {
+		t.Errorf("toggle under approval: %q", out)
+	}
+	if f := flag("flags", "get", "new-checkout", "--env", "production"); f["is_enabled"] != false {
+		t.Errorf("the flag changed before approval: %v", f)
+	}
+	for _, args := range [][]string{
+		{"flags", "list"},                    // no --env
+		{"flags", "get", "--env", "staging"}, // no key
+		{"flags", "toggle", "new-checkout", "maybe", "--env", "staging"},
+		{"flags", "update", "new-checkout", "--env", "staging"},  // no patch
+		{"flags", "promote", "new-checkout", "--env", "staging"}, // no --to
+	} {
+		if code, _, errOut := run(args...); code != cli.ExitUsage || errOut == "" {
+			t.Errorf("%q = %d %q, want exit 2", args, code, errOut)
+		}
+	}
+	if code, _, errOut := run("flags", "list", "--env", "nowhere"); code != cli.ExitError || !strings.Contains(errOut, "nowhere") {
+		t.Errorf("unknown environment: %d %q", code, errOut)
+	}
+}
