@@ -123,7 +123,7 @@ func (g *globals) client() (*apiclient.ClientWithResponses, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Timeout: 30 * time.Second}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: reach{url: url, next: http.DefaultTransport}}
 	return apiclient.NewClientWithResponses(url, apiclient.WithHTTPClient(hc),
 		apiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			if token != "" {
@@ -131,4 +131,18 @@ func (g *globals) client() (*apiclient.ClientWithResponses, error) {
 			}
 			return nil
 		}))
+}
+
+// reach says which server could not be reached, and how to name another.
+type reach struct {
+	url  string
+	next http.RoundTripper
+}
+
+func (t reach) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the server at %s (give another with --url or SWITCHYARD_URL): %w", t.url, err)
+	}
+	return resp, nil
 }

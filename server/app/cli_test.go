@@ -63,6 +63,10 @@ func TestCLIProjectsAndEnvironments(t *testing.T) {
 	if code != cli.ExitError || !strings.Contains(errOut, "401") || !strings.Contains(errOut, "--token") {
 		t.Errorf("with a bad token: %d %q", code, errOut)
 	}
+	// No server there: exit 1, naming the URL and how to give another.
+	if code, _, errOut := runCLI(t, s, token, map[string]string{"SWITCHYARD_URL": "http://127.0.0.1:1"}, "projects", "list"); code != cli.ExitError || !strings.Contains(errOut, "cannot reach the server at http://127.0.0.1:1") {
+		t.Errorf("unreachable server: %d %q", code, errOut)
+	}
 	// An unknown project: exit 1 with what to do.
 	if code, _, errOut = runCLI(t, s, token, nil, "environments", "list", "--project", "nope"); code != cli.ExitError || !strings.Contains(errOut, "projects list") {
 		t.Errorf("unknown project: %d %q", code, errOut)
