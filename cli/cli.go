@@ -84,6 +84,9 @@ With a command it is the command line client of a Switchyard server: --url and
 		projectsCommand(g),
 		environmentsCommand(g),
 		flagsCommand(g),
+		segmentsCommand(g),
+		changeRequestsCommand(g),
+		statusCommand(g),
 	)
 	return root
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,5 +203,70 @@ func TestCLIFlags(t *testing.T) {
 	}
 	if code, _, errOut := run("flags", "list", "--env", "nowhere"); code != cli.ExitError || !strings.Contains(errOut, "nowhere") {
 		t.Errorf("unknown environment: %d %q", code, errOut)
+	}
+}
+
+// Segments, change requests and flag status over the command line: a
+// segment's life; a change opened under approval, listed, approved by
+// another admin and applied, another rejected; each flag's status.
+func TestCLISegmentsChangeRequestsStatus(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
+	_, reviewer := s.User(t, "reviewer@example.com", "admin")
+	ok := func(tok string, args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, s, tok, nil, args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	rules := filepath.Join(t.TempDir(), "beta.yaml")
+	if err := os.WriteFile(rules, []byte("rules:\n  - {attribute: email, operator: ends_with, values: ['@acme.com']}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok(token, "segments", "create", "beta", "--name", "Beta testers", "-f", rules, "--env", "production")
+	if out := ok(token, "segments", "list", "--env", "production"); !strings.Contains(out, "Beta testers") {
+		t.Errorf("segments list:\n%s", out)
+	}
+	ok(token, "segments", "update", "beta", "--patch", "{name: Beta}", "--env", "production")
+	if out := ok(token, "segments", "get", "beta", "--env", "production", "-o", "yaml"); !strings.Contains(out, "name: Beta\n") || !strings.Contains(out, "ends_with") {
+		t.Errorf("segment:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "segments", "create", "beta2", "--env", "production"); code != cli.ExitError || !strings.Contains(errOut, "name") {
+		t.Errorf("a segment without a name: %d %q", code, errOut)
+	}
+	ok(token, "segments", "delete", "beta", "--env", "production")
+
+	ok(token, "flags", "create", "checkout", "--env", "production")
+	fe := &flagEnv{s: s, envs: map[string]string{}}
+	_, envs := s.DefaultProject(t)
+	fe.envs["production"] = envs["production"].String()
+	fe.requireApproval(t, "production", true)
+	ok(token, "flags", "toggle", "checkout", "on", "--env", "production")
+	ok(token, "flags", "update", "checkout", "--patch", "{rollout_percentage: 5}", "--env", "production")
+	var pending []struct {
+		ID      int64  `json:"id"`
+		FlagKey string `json:"flag_key"`
+	}
+	if err := json.Unmarshal([]byte(ok(token, "change-requests", "list", "--env", "production", "--status", "pending", "-o", "json")), &pending); err != nil || len(pending) != 2 {
+		t.Fatalf("pending change requests: %v %v", pending, err)
+	}
+	first, second := strconv.FormatInt(pending[1].ID, 10), strconv.FormatInt(pending[0].ID, 10) // newest first
+	if code, _, errOut := runCLI(t, s, token, nil, "change-requests", "approve", first, "--env", "production"); code != cli.ExitError || !strings.Contains(errOut, "403") {
+		t.Errorf("approving one's own change request: %d %q", code, errOut)
+	}
+	if out := ok(reviewer, "change-requests", "approve", first, "--env", "production", "-o", "json"); !strings.Contains(out, `"is_enabled": true`) {
+		t.Errorf("approved: %s", out)
+	}
+	if out := ok(reviewer, "change-requests", "reject", second, "--reason", "not now", "--env", "production"); !strings.Contains(out, "rejected change request "+second) {
+		t.Errorf("rejected: %q", out)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "change-requests", "approve", "x", "--env", "production"); code != cli.ExitUsage || errOut == "" {
+		t.Errorf("a bad change request id: %d %q", code, errOut)
+	}
+	if out := ok(token, "status", "--env", "production"); !strings.Contains(out, "checkout") || !strings.Contains(out, "new") {
+		t.Errorf("status:\n%s", out)
 	}
 }
