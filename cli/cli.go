@@ -87,6 +87,7 @@ With a command it is the command line client of a Switchyard server: --url and
 		segmentsCommand(g),
 		changeRequestsCommand(g),
 		statusCommand(g),
+		releasesCommand(g),
 	)
 	return root
 }

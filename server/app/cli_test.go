@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/cli"
+	"github.com/switchyard/switchyard/server/app"
 	"github.com/switchyard/switchyard/server/internal/apptest"
 )
 
@@ -268,5 +269,67 @@ func TestCLISegmentsChangeRequestsStatus(t *testing.T) {
 	}
 	if out := ok(token, "status", "--env", "production"); !strings.Contains(out, "checkout") || !strings.Contains(out, "new") {
 		t.Errorf("status:\n%s", out)
+	}
+}
+
+// Releases over the command line: started from a file, listed, read,
+// paused, resumed and rolled back; a second start is refused, and so is a
+// file the server finds invalid.
+func TestCLIReleases(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil, app.WithoutScheduler())
+	_, token := s.User(t, "admin@example.com", "admin")
+	ok := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, s, token, nil, args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	dir := t.TempDir()
+	release := filepath.Join(dir, "release.yaml")
+	if err := os.WriteFile(release, []byte(`stages: [{percentage: 10, duration_seconds: 3600}, {percentage: 50, duration_seconds: 3600}]
+metrics: [{event_key: checkout-error, kind: conversion, bad_direction: increase, tolerance: 0.02}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("stages: [{percentage: 50, duration_seconds: 60}, {percentage: 10, duration_seconds: 60}]\nmetrics: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok("flags", "create", "checkout", "--enabled", "--env", "production")
+	if code, _, errOut := runCLI(t, s, token, nil, "releases", "start", "checkout", "-f", bad, "--env", "production"); code != cli.ExitError || !strings.Contains(errOut, "422") {
+		t.Errorf("an invalid release: %d %q", code, errOut)
+	}
+	var started struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(ok("releases", "start", "checkout", "-f", release, "--env", "production", "-o", "json")), &started); err != nil || started.Status != "running" {
+		t.Fatalf("started %+v %v", started, err)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "releases", "start", "checkout", "-f", release, "--env", "production"); code != cli.ExitError || !strings.Contains(errOut, "409") {
+		t.Errorf("a second release of the flag: %d %q", code, errOut)
+	}
+	if out := ok("releases", "list", "--env", "production", "--status", "running"); !strings.Contains(out, started.ID) || !strings.Contains(out, "1 of 2") {
+		t.Errorf("releases list:\n%s", out)
+	}
+	if f := ok("flags", "get", "checkout", "--env", "production", "-o", "json"); !strings.Contains(f, `"rollout_percentage": 10`) {
+		t.Errorf("the release did not set the first stage: %s", f)
+	}
+	for _, step := range []struct{ action, status string }{{"pause", "paused"}, {"resume", "running"}, {"rollback", "rolled_back"}} {
+		if out := ok("releases", step.action, started.ID, "--env", "production"); !strings.Contains(out, step.status) {
+			t.Errorf("%s:\n%s", step.action, out)
+		}
+	}
+	if out := ok("releases", "get", started.ID, "--env", "production", "-o", "yaml"); !strings.Contains(out, "status: rolled_back") {
+		t.Errorf("get:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "releases", "cancel", started.ID, "--env", "production"); code != cli.ExitError || !strings.Contains(errOut, "409") {
+		t.Errorf("cancelling a rolled-back release: %d %q", code, errOut)
+	}
+	if code, _, _ := runCLI(t, s, token, nil, "releases", "get", "not-a-uuid", "--env", "production"); code != cli.ExitUsage {
+		t.Errorf("a bad release id: exit %d, want 2", code)
 	}
 }
