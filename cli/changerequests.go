@@ -50,22 +50,13 @@ func changeRequestsList(g *globals) *cobra.Command {
 	return cmd
 }
 
-// changeRequestID reads the ID argument.
-func changeRequestID(arg string) (int64, error) {
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, usagef("a change request's ID is a positive integer, got %q", arg)
-	}
-	return id, nil
-}
-
 func changeRequestsApprove(g *globals) *cobra.Command {
 	var e envFlags
 	cmd := &cobra.Command{
 		Use: "approve ID", Short: "Approve a change request and apply it (not your own)", Args: exactArgs(1),
 		Example: "  switchyard change-requests approve 12 --env production",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := changeRequestID(args[0])
+			id, err := positiveID(args[0], "change request")
 			if err != nil {
 				return err
 			}
@@ -91,7 +82,7 @@ func changeRequestsReject(g *globals) *cobra.Command {
 		Use: "reject ID [--reason TEXT]", Short: "Reject a change request", Args: exactArgs(1),
 		Example: "  switchyard change-requests reject 12 --env production --reason 'not this week'",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := changeRequestID(args[0])
+			id, err := positiveID(args[0], "change request")
 			if err != nil {
 				return err
 			}

@@ -88,6 +88,9 @@ With a command it is the command line client of a Switchyard server: --url and
 		changeRequestsCommand(g),
 		statusCommand(g),
 		releasesCommand(g),
+		tokensCommand(g),
+		keysCommand(g),
+		membersCommand(g),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -50,3 +51,11 @@ func writeTable(out io.Writer, t table) error {
 }
 
 func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
+
+// when formats an optional time, or says none.
+func when(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return t.Format("2006-01-02 15:04")
+}

@@ -333,3 +333,70 @@ metrics: [{event_key: checkout-error, kind: conversion, bad_direction: increase,
 		t.Errorf("a bad release id: exit %d, want 2", code)
 	}
 }
+
+// Tokens, SDK keys and members over the command line: each made, listed
+// and taken away; a secret shown once; a read_only token refused a write.
+func TestCLITokensKeysMembers(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
+	bob, _ := s.User(t, "bob@example.com", "viewer")
+	ok := func(tok string, args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, s, tok, nil, args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	var made struct {
+		ID    int64  `json:"id"`
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(ok(token, "tokens", "create", "--name", "ci", "--scope", "read_only", "--expires-in-days", "30", "-o", "json")), &made); err != nil || made.Token == "" {
+		t.Fatalf("token made: %+v %v", made, err)
+	}
+	if out := ok(token, "tokens", "list"); !strings.Contains(out, "ci") || !strings.Contains(out, "read_only") || strings.Contains(out, made.Token) {
+		t.Errorf("tokens list (the secret must not show):\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, made.Token, nil, "flags", "create", "x", "--env", "production"); code != cli.ExitError || !strings.Contains(errOut, "403") {
+		t.Errorf("a read_only token's write: %d %q", code, errOut)
+	}
+	ok(made.Token, "flags", "list", "--env", "production")
+	ok(token, "tokens", "delete", strconv.FormatInt(made.ID, 10))
+	if code, _, _ := runCLI(t, s, made.Token, nil, "flags", "list", "--env", "production"); code != cli.ExitError {
+		t.Errorf("a deleted token still works: exit %d", code)
+	}
+
+	var key struct {
+		ID  int64  `json:"id"`
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal([]byte(ok(token, "keys", "create", "--env", "staging", "--name", "checkout-service", "-o", "json")), &key); err != nil || key.Key == "" {
+		t.Fatalf("key made: %+v %v", key, err)
+	}
+	if out := ok(token, "keys", "list", "--project", "default"); !strings.Contains(out, "checkout-service") || strings.Contains(out, key.Key) {
+		t.Errorf("keys list:\n%s", out)
+	}
+	ok(token, "keys", "revoke", strconv.FormatInt(key.ID, 10), "--project", "default")
+	if out := ok(token, "keys", "list", "--project", "default"); strings.Contains(out, "checkout-service") {
+		t.Errorf("a revoked key is listed:\n%s", out)
+	}
+
+	user := strconv.FormatInt(bob, 10)
+	ok(token, "members", "add", user, "--project", "default", "--role", "editor")
+	ok(token, "members", "update", user, "--project", "default", "--role", "admin")
+	if out := ok(token, "members", "list", "--project", "default"); !strings.Contains(out, "bob@example.com") || !strings.Contains(out, "admin") {
+		t.Errorf("members list:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "members", "update", user, "--project", "default", "--role", "owner"); code != cli.ExitError || !strings.Contains(errOut, "422") {
+		t.Errorf("an unknown role: %d %q", code, errOut)
+	}
+	ok(token, "members", "remove", user, "--project", "default")
+	if out := ok(token, "members", "list", "--project", "default"); strings.Contains(out, "bob@example.com") {
+		t.Errorf("a removed member is listed:\n%s", out)
+	}
+	if code, _, _ := runCLI(t, s, token, nil, "members", "list"); code != cli.ExitUsage {
+		t.Errorf("members list without --project: exit %d, want 2", code)
+	}
+}
