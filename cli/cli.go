@@ -91,6 +91,7 @@ With a command it is the command line client of a Switchyard server: --url and
 		tokensCommand(g),
 		keysCommand(g),
 		membersCommand(g),
+		auditCommand(g),
 	)
 	return root
 }

@@ -400,3 +400,31 @@ func TestCLITokensKeysMembers(t *testing.T) {
 		t.Errorf("members list without --project: exit %d, want 2", code)
 	}
 }
+
+// The audit trail over the command line: the writes made through it are
+// listed by actor and action, and the trail verifies.
+func TestCLIAudit(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
+	ok := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, s, token, nil, args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	ok("flags", "create", "checkout", "--env", "production")
+	ok("flags", "toggle", "checkout", "on", "--env", "production")
+	out := ok("audit", "list", "--actor", "admin@example.com", "--action", "flag.updated", "--all")
+	if !strings.Contains(out, "flag.updated") || !strings.Contains(out, "checkout") || strings.Contains(out, "flag.created") {
+		t.Errorf("audit list:\n%s", out)
+	}
+	if out := ok("audit", "verify"); !strings.Contains(out, "ok") {
+		t.Errorf("audit verify:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "audit", "list", "--from", "yesterday"); code != cli.ExitUsage || !strings.Contains(errOut, "RFC 3339") {
+		t.Errorf("a bad --from: %d %q", code, errOut)
+	}
+}
