@@ -16,7 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	serve := func(ctx context.Context) error { return app.Run(ctx, os.Args[:1], os.LookupEnv, os.Stdout) }
-	code := cli.Run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr, serve)
+	code := cli.Run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr, serve)
 	stop()
 	os.Exit(code)
 }

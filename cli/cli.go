@@ -25,12 +25,13 @@ type Env func(string) (string, bool)
 type Serve func(ctx context.Context) error
 
 // Run runs the command named by args (without the program's name) and
-// returns its exit code. With no argument it serves.
-func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, serve Serve) int {
+// returns its exit code. With no argument it serves. stdin is read by
+// commands that take input there (login's token, -f -).
+func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, stderr io.Writer, serve Serve) int {
 	if len(args) == 0 {
 		args = []string{"serve"}
 	}
-	root := newRoot(env, stdout, stderr, serve)
+	root := newRoot(env, stdin, stdout, stderr, serve)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -51,8 +52,8 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-func newRoot(env Env, stdout, stderr io.Writer, serve Serve) *cobra.Command {
-	g := &globals{env: env, out: stdout}
+func newRoot(env Env, stdin io.Reader, stdout, stderr io.Writer, serve Serve) *cobra.Command {
+	g := &globals{env: env, in: stdin, out: stdout}
 	root := &cobra.Command{
 		Use:   "switchyard",
 		Short: "Switchyard: feature flags, served and driven from the command line",
@@ -81,6 +82,7 @@ With a command it is the command line client of a Switchyard server: --url and
 			Args:  noArgs,
 			RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context()) },
 		},
+		loginCommand(g),
 		projectsCommand(g),
 		environmentsCommand(g),
 		flagsCommand(g),

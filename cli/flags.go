@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -114,7 +115,7 @@ or --enabled says otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body := map[string]any{}
 			if file != "" {
-				if err := readObject(file, &body); err != nil {
+				if err := g.readObject(file, &body); err != nil {
 					return err
 				}
 			}
@@ -165,7 +166,7 @@ In an environment that requires approval it opens a change request instead.`,
 			case (file == "") == (patch == ""):
 				return usagef("give exactly one of --patch and -f")
 			case file != "":
-				if err := readObject(file, &body); err != nil {
+				if err := g.readObject(file, &body); err != nil {
 					return err
 				}
 			default:
@@ -328,11 +329,11 @@ func (g *globals) clientFor(ctx context.Context, e *envFlags) (*apiclient.Client
 }
 
 // readObject reads a YAML or JSON object from path ("-": stdin).
-func readObject(path string, out *map[string]any) error {
+func (g *globals) readObject(path string, out *map[string]any) error {
 	var raw []byte
 	var err error
 	if path == "-" {
-		raw, err = readAll(os.Stdin)
+		raw, err = io.ReadAll(g.in)
 	} else {
 		raw, err = os.ReadFile(path)
 	}

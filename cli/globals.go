@@ -21,6 +21,7 @@ const defaultURL = "http://localhost:3000"
 // globals are the flags every command takes, and what they resolve to.
 type globals struct {
 	env Env
+	in  io.Reader
 	out io.Writer
 
 	url, token, profile, output string

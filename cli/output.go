@@ -50,8 +50,6 @@ func writeTable(out io.Writer, t table) error {
 	return w.Flush()
 }
 
-func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
-
 // when formats an optional time, or says none.
 func when(t *time.Time, none string) string {
 	if t == nil {

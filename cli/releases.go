@@ -55,7 +55,7 @@ check_interval_seconds, with the API's field names (docs/releases.md).`,
 				return usagef("-f is required: the release's stages and metrics")
 			}
 			body := map[string]any{}
-			if err := readObject(file, &body); err != nil {
+			if err := g.readObject(file, &body); err != nil {
 				return err
 			}
 			c, env, err := g.clientFor(cmd.Context(), &e)

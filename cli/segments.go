@@ -83,7 +83,7 @@ func segmentsCreate(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body := map[string]any{}
 			if file != "" {
-				if err := readObject(file, &body); err != nil {
+				if err := g.readObject(file, &body); err != nil {
 					return err
 				}
 			}

@@ -17,8 +17,9 @@ import (
 )
 
 // runCLI runs the command line with args against s (its URL and token in
-// the environment unless env overrides them, a home of its own) and
-// returns the exit code, stdout and stderr.
+// the environment unless env overrides them, a home of its own, env's
+// STDIN as its standard input) and returns the exit code, stdout and
+// stderr.
 func runCLI(t *testing.T, s *apptest.Server, token string, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	vars := map[string]string{"SWITCHYARD_URL": s.URL, "SWITCHYARD_TOKEN": token, "HOME": t.TempDir()}
@@ -28,7 +29,7 @@ func runCLI(t *testing.T, s *apptest.Server, token string, env map[string]string
 	var out, errOut bytes.Buffer
 	served := errors.New("served")
 	code := cli.Run(context.Background(), args, func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
-		&out, &errOut, func(context.Context) error { return served })
+		strings.NewReader(vars["STDIN"]), &out, &errOut, func(context.Context) error { return served })
 	return code, out.String(), errOut.String()
 }
 
@@ -426,5 +427,33 @@ func TestCLIAudit(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, s, token, nil, "audit", "list", "--from", "yesterday"); code != cli.ExitUsage || !strings.Contains(errOut, "RFC 3339") {
 		t.Errorf("a bad --from: %d %q", code, errOut)
+	}
+}
+
+// login saves a profile, private, after the server took the token, and the
+// commands after it use the profile; a token the server refuses is not
+// saved.
+func TestCLILogin(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
+	config := t.TempDir()
+	env := map[string]string{"XDG_CONFIG_HOME": config, "SWITCHYARD_URL": "", "SWITCHYARD_TOKEN": ""}
+	path := filepath.Join(config, "switchyard", "config.yaml")
+	if code, _, errOut := runCLI(t, s, "", env, "login", "--url", s.URL, "--token", "syk_pat_wrong"); code != cli.ExitError || !strings.Contains(errOut, "did not take the token") {
+		t.Errorf("login with a refused token: %d %q", code, errOut)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a refused token was saved: %v", err)
+	}
+	piped := map[string]string{"XDG_CONFIG_HOME": config, "SWITCHYARD_URL": "", "SWITCHYARD_TOKEN": "", "STDIN": token + "\n"}
+	if code, out, errOut := runCLI(t, s, "", piped, "login", "--url", s.URL, "--profile", "work"); code != cli.ExitOK || !strings.Contains(out, `"work"`) {
+		t.Fatalf("login from stdin: %d %q %q", code, out, errOut)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("config file: %v %v, want mode 0600", info, err)
+	}
+	if code, out, errOut := runCLI(t, s, "", env, "projects", "list", "--profile", "work"); code != cli.ExitOK || !strings.Contains(out, "default") {
+		t.Errorf("after login: %d %q %q", code, out, errOut)
 	}
 }
