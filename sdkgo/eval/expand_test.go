@@ -1,4 +1,4 @@
-package core
+package eval_test
 
 import (
 	"encoding/json"
@@ -9,12 +9,10 @@ import (
 	"github.com/switchyard/switchyard/sdkgo/eval"
 )
 
-func strp(s string) *string { return &s }
-
 // docs/reference/evaluation.md, Segment expansion: a segment rule is replaced
 // by the segment's rules in place; the referencing rule's variant fills the
 // segment rules that have none; a missing segment leaves nothing.
-func TestExpandFlag(t *testing.T) {
+func TestExpandSegments(t *testing.T) {
 	segments := map[string][]eval.Rule{
 		"beta": {
 			{Attribute: "plan", Operator: eval.OpEquals, Values: []string{"pro"}},
@@ -23,11 +21,11 @@ func TestExpandFlag(t *testing.T) {
 	}
 	f := eval.Flag{Key: "ui", FlagType: eval.FlagTypeString, Rules: []eval.Rule{
 		{Attribute: "country", Operator: eval.OpEquals, Values: []string{"NL"}, Variant: json.RawMessage(`"dutch"`)},
-		{SegmentKey: strp("beta"), Values: []string{}, Variant: json.RawMessage(`"beta"`)},
-		{SegmentKey: strp("gone"), Values: []string{}, Variant: json.RawMessage(`"never"`)},
+		{SegmentKey: ptr("beta"), Values: []string{}, Variant: json.RawMessage(`"beta"`)},
+		{SegmentKey: ptr("gone"), Values: []string{}, Variant: json.RawMessage(`"never"`)},
 		{Attribute: "age", Operator: eval.OpGreaterThan, Values: []string{"30"}},
 	}}
-	got := expandFlag(f, segments).Rules
+	got := eval.ExpandSegments(f, segments).Rules
 	want := []eval.Rule{
 		{Attribute: "country", Operator: eval.OpEquals, Values: []string{"NL"}, Variant: json.RawMessage(`"dutch"`)},
 		{Attribute: "plan", Operator: eval.OpEquals, Values: []string{"pro"}, Variant: json.RawMessage(`"beta"`)},
@@ -68,7 +66,7 @@ func TestExpandFlagConditions(t *testing.T) {
 		{
 			name: "top-level condition, conditions, rollout and split",
 			flag: eval.Flag{Key: "f", FlagType: eval.FlagTypeString, Rules: []eval.Rule{
-				{SegmentKey: strp("beta"), Attribute: "country", Operator: eval.OpNotIn, Values: []string{"DE"}, Conditions: []eval.Condition{signup}, RolloutPercentage: intp(30), Variants: split},
+				{SegmentKey: ptr("beta"), Attribute: "country", Operator: eval.OpNotIn, Values: []string{"DE"}, Conditions: []eval.Condition{signup}, RolloutPercentage: intp(30), Variants: split},
 			}},
 			want: []eval.Rule{
 				{Attribute: "plan", Operator: eval.OpEquals, Values: []string{"pro"}, Conditions: []eval.Condition{country, signup}, RolloutPercentage: intp(30), Variants: split},
@@ -78,7 +76,7 @@ func TestExpandFlagConditions(t *testing.T) {
 		{
 			name: "conditions only, variant propagates",
 			flag: eval.Flag{Key: "f", FlagType: eval.FlagTypeString, Rules: []eval.Rule{
-				{SegmentKey: strp("beta"), Values: []string{}, Conditions: []eval.Condition{signup}, Variant: json.RawMessage(`"ref"`)},
+				{SegmentKey: ptr("beta"), Values: []string{}, Conditions: []eval.Condition{signup}, Variant: json.RawMessage(`"ref"`)},
 			}},
 			want: []eval.Rule{
 				{Attribute: "plan", Operator: eval.OpEquals, Values: []string{"pro"}, Conditions: []eval.Condition{signup}, Variant: json.RawMessage(`"ref"`)},
@@ -88,7 +86,7 @@ func TestExpandFlagConditions(t *testing.T) {
 		{
 			name: "boolean flag: no variant",
 			flag: eval.Flag{Key: "f", FlagType: eval.FlagTypeBoolean, Rules: []eval.Rule{
-				{SegmentKey: strp("beta"), Values: []string{}, Variant: json.RawMessage(`true`), RolloutPercentage: intp(0)},
+				{SegmentKey: ptr("beta"), Values: []string{}, Variant: json.RawMessage(`true`), RolloutPercentage: intp(0)},
 			}},
 			want: []eval.Rule{
 				{Attribute: "plan", Operator: eval.OpEquals, Values: []string{"pro"}, RolloutPercentage: intp(0)},
@@ -98,7 +96,7 @@ func TestExpandFlagConditions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := expandFlag(tc.flag, segments).Rules
+			got := eval.ExpandSegments(tc.flag, segments).Rules
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("expanded rules (-want +got):\n%s", d)
 			}
