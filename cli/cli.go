@@ -94,6 +94,7 @@ With a command it is the command line client of a Switchyard server: --url and
 		keysCommand(g),
 		membersCommand(g),
 		auditCommand(g),
+		evalCommand(g),
 	)
 	return root
 }

@@ -457,3 +457,105 @@ func TestCLILogin(t *testing.T) {
 		t.Errorf("after login: %d %q %q", code, out, errOut)
 	}
 }
+
+// eval evaluates here as the server does: for users in and out of a
+// segment, a rule and a rollout, its value and reason equal the server's
+// own OFREP evaluation, and it names the rule that matched, through its
+// segment.
+func TestCLIEval(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
+	_, envs := s.DefaultProject(t)
+	sdk := s.SDKKey(t, envs["production"])
+	ok := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(t, s, token, nil, args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok("segments", "create", "acme", "--name", "Acme", "--env", "production",
+		"-f", write("acme.yaml", "rules:\n  - {attribute: email, operator: ends_with, values: ['@acme.com']}\n  - {attribute: company, operator: equals, values: [acme]}\n"))
+	ok("flags", "create", "banner", "--env", "production", "--enabled", "-f", write("banner.yaml", `flag_type: string
+default_value: plain
+rollout_percentage: 50
+rules:
+  - {attribute: age, operator: greater_than, values: ["40"], variant: "wise"}
+  - {segment_key: acme, values: [], variant: "acme"}
+`))
+	type answer struct {
+		Value  any    `json:"value"`
+		Reason string `json:"reason"`
+		Rule   *struct {
+			Index        int    `json:"index"`
+			Segment      string `json:"segment"`
+			SegmentIndex *int   `json:"segment_rule_index"`
+		} `json:"rule"`
+	}
+	cases := []struct {
+		user  string
+		attrs map[string]any
+	}{
+		{"u1", map[string]any{"age": 55}},
+		{"u2", map[string]any{"email": "ann@acme.com"}},
+		{"u3", map[string]any{"company": "acme", "age": 20}},
+		{"u4", nil}, {"u5", nil}, {"u6", nil}, {"u7", nil}, {"u8", nil},
+		{"", nil},
+	}
+	for _, c := range cases {
+		args := []string{"eval", "banner", "--env", "production", "-o", "json"}
+		if c.user != "" {
+			args = append(args, "--user", c.user)
+		}
+		for k, v := range c.attrs {
+			raw, _ := json.Marshal(v)
+			args = append(args, "--attr", k+"="+string(raw))
+		}
+		var got answer
+		if err := json.Unmarshal([]byte(ok(args...)), &got); err != nil {
+			t.Fatal(err)
+		}
+		ctxBody := map[string]any{"targetingKey": c.user}
+		for k, v := range c.attrs {
+			ctxBody[k] = v
+		}
+		status, raw, _ := s.Do(t, apptest.Request{Method: "POST", Path: "/ofrep/v1/evaluate/flags/banner", Bearer: sdk, Body: map[string]any{"context": ctxBody}})
+		var server struct {
+			Value  any    `json:"value"`
+			Reason string `json:"reason"`
+		}
+		if status != 200 || json.Unmarshal(raw, &server) != nil {
+			t.Fatalf("OFREP %s = %d %s", c.user, status, raw)
+		}
+		if got.Value != server.Value {
+			t.Errorf("user %q %v: eval says %v (%s), the server %v (%s)", c.user, c.attrs, got.Value, got.Reason, server.Value, server.Reason)
+		}
+		switch c.user {
+		case "u1":
+			if got.Reason != "RULE_MATCH" || got.Rule == nil || got.Rule.Index != 0 || got.Rule.Segment != "" {
+				t.Errorf("u1: %+v", got)
+			}
+		case "u2", "u3":
+			want := map[string]int{"u2": 0, "u3": 1}[c.user]
+			if got.Rule == nil || got.Rule.Index != 1 || got.Rule.Segment != "acme" || got.Rule.SegmentIndex == nil || *got.Rule.SegmentIndex != want {
+				t.Errorf("%s: rule %+v, want rules.1 through acme's rule %d", c.user, got.Rule, want)
+			}
+		}
+	}
+	if out := ok("eval", "banner", "--env", "production", "--user", "u1", "--attr", "age=55"); !strings.Contains(out, `"wise"`) || !strings.Contains(out, "rules.0") {
+		t.Errorf("eval table:\n%s", out)
+	}
+	if code, _, _ := runCLI(t, s, token, nil, "eval", "banner", "--env", "production", "--attr", "novalue"); code != cli.ExitUsage {
+		t.Errorf("an attribute without =: exit %d, want 2", code)
+	}
+}
