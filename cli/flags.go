@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -113,11 +109,9 @@ or --enabled says otherwise.`,
 		Example: "  switchyard flags create new-checkout --env production\n  switchyard flags create banner --type string -f banner.yaml --env production",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body := map[string]any{}
-			if file != "" {
-				if err := g.readObject(file, &body); err != nil {
-					return err
-				}
+			body, err := g.object(file)
+			if err != nil {
+				return err
 			}
 			body["key"] = args[0]
 			if flagType != "" {
@@ -130,11 +124,11 @@ or --enabled says otherwise.`,
 			if err != nil {
 				return err
 			}
-			raw, err := json.Marshal(body)
+			req, err := jsonBody(body)
 			if err != nil {
 				return err
 			}
-			r, err := c.PutFlagWithBodyWithResponse(cmd.Context(), env, "application/json", bytes.NewReader(raw))
+			r, err := c.PutFlagWithBodyWithResponse(cmd.Context(), env, "application/json", req)
 			if err != nil {
 				return err
 			}
@@ -162,11 +156,12 @@ In an environment that requires approval it opens a change request instead.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var body map[string]any
+			var err error
 			switch {
 			case (file == "") == (patch == ""):
 				return usagef("give exactly one of --patch and -f")
 			case file != "":
-				if err := g.readObject(file, &body); err != nil {
+				if body, err = g.object(file); err != nil {
 					return err
 				}
 			default:
@@ -208,11 +203,11 @@ func (g *globals) patchFlag(ctx context.Context, e *envFlags, key string, patch 
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(patch)
+	req, err := jsonBody(patch)
 	if err != nil {
 		return err
 	}
-	r, err := c.PatchFlagWithBodyWithResponse(ctx, env, key, "application/merge-patch+json", bytes.NewReader(raw))
+	r, err := c.PatchFlagWithBodyWithResponse(ctx, env, key, "application/merge-patch+json", req)
 	if err != nil {
 		return err
 	}
@@ -326,22 +321,4 @@ func (g *globals) clientFor(ctx context.Context, e *envFlags) (*apiclient.Client
 	}
 	c, err := g.client()
 	return c, env, err
-}
-
-// readObject reads a YAML or JSON object from path ("-": stdin).
-func (g *globals) readObject(path string, out *map[string]any) error {
-	var raw []byte
-	var err error
-	if path == "-" {
-		raw, err = io.ReadAll(g.in)
-	} else {
-		raw, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return err
-	}
-	if err := yaml.Unmarshal(raw, out); err != nil || *out == nil {
-		return fmt.Errorf("%s: want a YAML or JSON object: %v", path, err)
-	}
-	return nil
 }

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -54,19 +52,19 @@ check_interval_seconds, with the API's field names (docs/releases.md).`,
 			if file == "" {
 				return usagef("-f is required: the release's stages and metrics")
 			}
-			body := map[string]any{}
-			if err := g.readObject(file, &body); err != nil {
+			body, err := g.object(file)
+			if err != nil {
 				return err
 			}
 			c, env, err := g.clientFor(cmd.Context(), &e)
 			if err != nil {
 				return err
 			}
-			raw, err := json.Marshal(body)
+			req, err := jsonBody(body)
 			if err != nil {
 				return err
 			}
-			r, err := c.CreateReleaseWithBodyWithResponse(cmd.Context(), env, args[0], "application/json", bytes.NewReader(raw))
+			r, err := c.CreateReleaseWithBodyWithResponse(cmd.Context(), env, args[0], "application/json", req)
 			if err != nil {
 				return err
 			}

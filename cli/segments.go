@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -81,11 +79,9 @@ func segmentsCreate(g *globals) *cobra.Command {
 		Example: "  switchyard segments create beta-testers --name 'Beta testers' -f beta.yaml --env production",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body := map[string]any{}
-			if file != "" {
-				if err := g.readObject(file, &body); err != nil {
-					return err
-				}
+			body, err := g.object(file)
+			if err != nil {
+				return err
 			}
 			body["key"] = args[0]
 			if name != "" {
@@ -95,11 +91,11 @@ func segmentsCreate(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			raw, err := json.Marshal(body)
+			req, err := jsonBody(body)
 			if err != nil {
 				return err
 			}
-			r, err := c.CreateSegmentWithBodyWithResponse(cmd.Context(), env, "application/json", bytes.NewReader(raw))
+			r, err := c.CreateSegmentWithBodyWithResponse(cmd.Context(), env, "application/json", req)
 			if err != nil {
 				return err
 			}
@@ -129,11 +125,11 @@ func segmentsUpdate(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			raw, err := json.Marshal(body)
+			req, err := jsonBody(body)
 			if err != nil {
 				return err
 			}
-			r, err := c.PatchSegmentWithBodyWithResponse(cmd.Context(), env, args[0], "application/json", bytes.NewReader(raw))
+			r, err := c.PatchSegmentWithBodyWithResponse(cmd.Context(), env, args[0], "application/json", req)
 			if err != nil {
 				return err
 			}

@@ -150,6 +150,9 @@ func TestCLIFlags(t *testing.T) {
 		t.Errorf("created %v", f)
 	}
 	ok("flags", "create", "new-checkout", "--env", "staging")
+	if code, out, errOut := runCLI(t, s, token, map[string]string{"STDIN": `{"flag_type": "integer", "default_value": 3}`}, "flags", "create", "retries", "-f", "-", "--env", "staging", "-o", "json"); code != cli.ExitOK || !strings.Contains(out, `"default_value": 3`) {
+		t.Errorf("create from stdin: %d %q %q", code, out, errOut)
+	}
 	if out := ok("flags", "list", "--env", "staging"); !strings.Contains(out, "banner") || !strings.Contains(out, "new-checkout") {
 		t.Errorf("flags list:\n%s", out)
 	}
