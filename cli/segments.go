@@ -144,7 +144,7 @@ func segmentsUpdate(g *globals) *cobra.Command {
 func segmentsDelete(g *globals) *cobra.Command {
 	var e envFlags
 	cmd := &cobra.Command{
-		Use: "delete KEY", Short: "Delete a segment (refused while a flag's rule names it)", Args: exactArgs(1),
+		Use: "delete KEY", Short: "Delete a segment (the rules of flags that named it lose it)", Args: exactArgs(1),
 		Example: "  switchyard segments delete beta-testers --env production",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, env, err := g.clientFor(cmd.Context(), &e)
