@@ -16,7 +16,7 @@ func auditCommand(g *globals) *cobra.Command {
 	var all bool
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "The audit trail, newest first (workspace admin)",
+		Short: "The audit trail, newest first (workspace admins: every entry; project admins: their projects')",
 		Long: `The audit trail (GET /api/audit), newest first: who changed what, when and from
 where. Filters combine; --from and --to are RFC 3339 times. One page at a time
 unless --all.`,
