@@ -110,6 +110,13 @@ func TestChatDelivery(t *testing.T) {
 		t.Errorf("deletion-only integration got %d messages", n)
 	}
 
+	// The delivery rows are written after the receiver has answered: wait
+	// for them too, so that the test delivery below is the newest.
+	waitFor(t, "the two deliveries recorded", func() bool {
+		_, list := ce.call(t, "GET", base+"/"+slackID+"/deliveries", nil)
+		rows, _ := list.([]any)
+		return len(rows) == 2
+	})
 	// The test route goes through the real path and answers the delivery row.
 	status, d := ce.call(t, "POST", base+"/"+slackID+"/test", nil)
 	if status != 200 || field(d, "event") != "test" || field(d, "status_code") != float64(200) || field(d, "integration_id") != slackID {
