@@ -33,6 +33,16 @@ func runCLI(t *testing.T, s *apptest.Server, token string, env map[string]string
 	return code, out.String(), errOut.String()
 }
 
+// mustRunCLI is runCLI for a command that must succeed: its stdout.
+func mustRunCLI(t *testing.T, s *apptest.Server, token string, args ...string) string {
+	t.Helper()
+	code, out, errOut := runCLI(t, s, token, nil, args...)
+	if code != cli.ExitOK {
+		t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
+	}
+	return out
+}
+
 // The command line lists projects and environments through the API, as a
 // table and as JSON, and maps refusals and misuse to exit codes 1 and 2.
 func TestCLIProjectsAndEnvironments(t *testing.T) {
@@ -126,14 +136,7 @@ func TestCLIFlags(t *testing.T) {
 	s := apptest.Start(t, nil)
 	_, token := s.User(t, "admin@example.com", "admin")
 	run := func(args ...string) (int, string, string) { t.Helper(); return runCLI(t, s, token, nil, args...) }
-	ok := func(args ...string) string {
-		t.Helper()
-		code, out, errOut := run(args...)
-		if code != cli.ExitOK {
-			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	ok := func(args ...string) string { t.Helper(); return mustRunCLI(t, s, token, args...) }
 	flag := func(args ...string) map[string]any {
 		t.Helper()
 		var f map[string]any
@@ -219,14 +222,7 @@ func TestCLISegmentsChangeRequestsStatus(t *testing.T) {
 	s := apptest.Start(t, nil)
 	_, token := s.User(t, "admin@example.com", "admin")
 	_, reviewer := s.User(t, "reviewer@example.com", "admin")
-	ok := func(tok string, args ...string) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, s, tok, nil, args...)
-		if code != cli.ExitOK {
-			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	ok := func(tok string, args ...string) string { t.Helper(); return mustRunCLI(t, s, tok, args...) }
 	rules := filepath.Join(t.TempDir(), "beta.yaml")
 	if err := os.WriteFile(rules, []byte("rules:\n  - {attribute: email, operator: ends_with, values: ['@acme.com']}\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -283,14 +279,7 @@ func TestCLIReleases(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil, app.WithoutScheduler())
 	_, token := s.User(t, "admin@example.com", "admin")
-	ok := func(args ...string) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, s, token, nil, args...)
-		if code != cli.ExitOK {
-			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	ok := func(args ...string) string { t.Helper(); return mustRunCLI(t, s, token, args...) }
 	dir := t.TempDir()
 	release := filepath.Join(dir, "release.yaml")
 	if err := os.WriteFile(release, []byte(`stages: [{percentage: 10, duration_seconds: 3600}, {percentage: 50, duration_seconds: 3600}]
@@ -345,14 +334,7 @@ func TestCLITokensKeysMembers(t *testing.T) {
 	s := apptest.Start(t, nil)
 	_, token := s.User(t, "admin@example.com", "admin")
 	bob, _ := s.User(t, "bob@example.com", "viewer")
-	ok := func(tok string, args ...string) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, s, tok, nil, args...)
-		if code != cli.ExitOK {
-			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	ok := func(tok string, args ...string) string { t.Helper(); return mustRunCLI(t, s, tok, args...) }
 	var made struct {
 		ID    int64  `json:"id"`
 		Token string `json:"token"`
@@ -411,14 +393,7 @@ func TestCLIAudit(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, nil)
 	_, token := s.User(t, "admin@example.com", "admin")
-	ok := func(args ...string) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, s, token, nil, args...)
-		if code != cli.ExitOK {
-			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	ok := func(args ...string) string { t.Helper(); return mustRunCLI(t, s, token, args...) }
 	ok("flags", "create", "checkout", "--env", "production")
 	ok("flags", "toggle", "checkout", "on", "--env", "production")
 	out := ok("audit", "list", "--actor", "admin@example.com", "--action", "flag.updated", "--all")
@@ -471,14 +446,7 @@ func TestCLIEval(t *testing.T) {
 	_, token := s.User(t, "admin@example.com", "admin")
 	_, envs := s.DefaultProject(t)
 	sdk := s.SDKKey(t, envs["production"])
-	ok := func(args ...string) string {
-		t.Helper()
-		code, out, errOut := runCLI(t, s, token, nil, args...)
-		if code != cli.ExitOK {
-			t.Fatalf("%q = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	ok := func(args ...string) string { t.Helper(); return mustRunCLI(t, s, token, args...) }
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
