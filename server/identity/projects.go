@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/sdkgo/eval/check"
 	"github.com/switchyard/switchyard/server/access"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/auth"
@@ -30,40 +31,13 @@ var (
 	errLastProject     = apperr.E(apperr.Invalid, "the last project cannot be deleted")
 )
 
-// slugify derives a project slug from a name (docs/reference/identity.md,
-// Projects and environments): lowercase ASCII, every run of other characters
-// becomes one hyphen, trimmed of hyphens. Only ASCII letters are lowercased, so
-// a non-ASCII letter whose lowercase is ASCII (the Kelvin sign) still counts as
-// "other". A name without ASCII letters or digits yields "".
-func slugify(name string) string {
-	var b strings.Builder
-	hyphen := false
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			c += 'a' - 'A'
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		default:
-			hyphen = true
-			continue
-		}
-		if hyphen && b.Len() > 0 {
-			b.WriteByte('-')
-		}
-		hyphen = false
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
 // projectName validates a project name and returns it trimmed with its slug.
 func projectName(name string) (string, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return "", "", apperr.Field("name", "must not be empty")
 	}
-	slug := slugify(name)
+	slug := check.ProjectSlug(name)
 	if slug == "" {
 		return "", "", apperr.Field("name", "must contain at least one ASCII letter or digit")
 	}

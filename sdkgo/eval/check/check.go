@@ -40,6 +40,34 @@ const KeyRule = "must be 1 to 100 ASCII letters, digits, underscores or hyphens"
 // Key reports whether s follows the key rule.
 func Key(s string) bool { return keyPattern.MatchString(s) }
 
+// ProjectSlug derives a project's slug from its name (docs/reference/identity.md,
+// Projects and environments): lowercase ASCII, every run of other characters
+// becomes one hyphen, trimmed of hyphens. Only ASCII letters are lowercased, so
+// a non-ASCII letter whose lowercase is ASCII (the Kelvin sign) still counts as
+// "other". A name without ASCII letters or digits yields "". Renaming a
+// project derives its slug anew, so a name and a slug go together.
+func ProjectSlug(name string) string {
+	var b strings.Builder
+	hyphen := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		default:
+			hyphen = true
+			continue
+		}
+		if hyphen && b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		hyphen = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 // Env is what a flag's check needs of the environment it is stored in.
 type Env struct {
 	// Segments are the environment's segment keys: a rule's segment_key
