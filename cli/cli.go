@@ -14,6 +14,10 @@ const (
 	ExitOK    = 0
 	ExitError = 1
 	ExitUsage = 2
+	// ExitChanges is diff's answer when there is something to apply.
+	ExitChanges = 2
+	// ExitPending is apply's answer when change requests wait for approval.
+	ExitPending = 3
 )
 
 // Env is how the command line reads its environment: os.LookupEnv, or a
@@ -37,6 +41,10 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 	if err == nil {
 		return ExitOK
 	}
+	var status exitStatus
+	if errors.As(err, &status) {
+		return int(status) // the command has said why
+	}
 	fmt.Fprintln(stderr, "switchyard:", err)
 	var u usageError
 	if errors.As(err, &u) {
@@ -44,6 +52,13 @@ func Run(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, s
 	}
 	return ExitError
 }
+
+// exitStatus ends a command that has printed its answer with an exit code
+// other than 0 (diff's changes, apply's pending change requests,
+// validate's problems).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 // usageError is a command used wrongly: exit 2.
 type usageError struct{ msg string }
@@ -53,7 +68,7 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func newRoot(env Env, stdin io.Reader, stdout, stderr io.Writer, serve Serve) *cobra.Command {
-	g := &globals{env: env, in: stdin, out: stdout}
+	g := &globals{env: env, in: stdin, out: stdout, errOut: stderr}
 	root := &cobra.Command{
 		Use:   "switchyard",
 		Short: "Switchyard: feature flags, served and driven from the command line",
@@ -95,6 +110,11 @@ With a command it is the command line client of a Switchyard server: --url and
 		membersCommand(g),
 		auditCommand(g),
 		evalCommand(g),
+		exportCommand(g),
+		validateCommand(g),
+		diffCommand(g),
+		applyCommand(g),
+		schemaCommand(g),
 	)
 	return root
 }

@@ -20,9 +20,10 @@ const defaultURL = "http://localhost:3000"
 
 // globals are the flags every command takes, and what they resolve to.
 type globals struct {
-	env Env
-	in  io.Reader
-	out io.Writer
+	env    Env
+	in     io.Reader
+	out    io.Writer
+	errOut io.Writer
 
 	url, token, profile, output string
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchyard/switchyard/db"
+	"github.com/switchyard/switchyard/sdkgo/eval/check"
 	"github.com/switchyard/switchyard/server/apperr"
 	"github.com/switchyard/switchyard/server/audit"
 	"github.com/switchyard/switchyard/server/auth"
@@ -175,12 +176,8 @@ func createProject(ctx context.Context, q *db.Queries, rec recorder, name, slug 
 	if err != nil {
 		return out, fmt.Errorf("create project %q: %w", slug, store.AdaptError(err))
 	}
-	for _, e := range [...]db.CreateEnvironmentParams{
-		{Name: "Production", Slug: "production", Color: "#ef4444"},
-		{Name: "Staging", Slug: "staging", Color: "#f59e0b"},
-		{Name: "Development", Slug: "development", Color: "#22c55e", IsDefault: true},
-	} {
-		e.ProjectID = out.Project.ID
+	for _, seed := range check.SeededEnvironments() {
+		e := db.CreateEnvironmentParams{ProjectID: out.Project.ID, Name: seed.Name, Slug: seed.Slug, Color: seed.Color, IsDefault: seed.IsDefault}
 		env, err := q.CreateEnvironment(ctx, e)
 		if err != nil {
 			return out, fmt.Errorf("create environment %q: %w", e.Slug, store.AdaptError(err))

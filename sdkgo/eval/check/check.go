@@ -68,6 +68,26 @@ func ProjectSlug(name string) string {
 	return b.String()
 }
 
+// SeededEnvironment is one of the environments every new project starts
+// with.
+type SeededEnvironment struct {
+	Name, Slug, Color string
+	IsDefault         bool
+}
+
+// SeededEnvironments are the environments a new project is created with
+// (docs/reference/identity.md, Projects and environments), in their order:
+// Production (red), Staging (amber) and Development (green, the default).
+// The server creates them; a plan for a project that does not exist yet
+// knows from them what its creation brings.
+func SeededEnvironments() []SeededEnvironment {
+	return []SeededEnvironment{
+		{Name: "Production", Slug: "production", Color: "#ef4444"},
+		{Name: "Staging", Slug: "staging", Color: "#f59e0b"},
+		{Name: "Development", Slug: "development", Color: "#22c55e", IsDefault: true},
+	}
+}
+
 // Env is what a flag's check needs of the environment it is stored in.
 type Env struct {
 	// Segments are the environment's segment keys: a rule's segment_key
