@@ -130,6 +130,29 @@ test("setup, login, flags, live updates, approvals and audit", async (root) => {
     await signIn(watcher, ADMIN);
   });
 
+  await t.test("the empty flag list offers New flag, connecting an app and starting from a file", async () => {
+    const [project] = await api(admin, "GET", "/api/projects");
+    const env = project.environments.find((e) => e.id === envIdOf(admin));
+    await admin.getByRole("heading", { name: "No flags yet" }).waitFor();
+    assert.equal(await admin.getByRole("link", { name: "New flag" }).count(), 2, "New flag in the header and the empty state");
+    const connect = admin.getByRole("region", { name: "Connect an app" });
+    assert.equal(
+      await connect.getByRole("link", { name: `Create an SDK key for ${env.name}` }).getAttribute("href"),
+      `/projects/${project.id}/envs/${env.id}/keys`,
+    );
+    await connect.getByText("Code for a server key").click();
+    const go = connect.getByTestId("snippet-go");
+    await go.waitFor();
+    assert.match(await go.textContent(), new RegExp(`WithBaseURL\\("${server.url}"\\)`));
+    const file = admin.getByRole("region", { name: "Start from a file" });
+    assert.equal(await file.getByTestId("snippet-apply").textContent(), "switchyard apply -f flags.yaml\n");
+    const yaml = await file.getByTestId("snippet-flags-yaml").textContent();
+    assert.match(yaml, new RegExp(`^projects:\\n  - slug: ${project.slug}\\n    environments:\\n      - slug: ${env.slug}\\n`, "m"));
+    await file.getByText("See Flags as code in the documentation.").waitFor();
+    await shot(admin, "03-flags-empty");
+    assert.deepEqual(await accessibility(admin), [], "empty flag list accessibility");
+  });
+
   await t.test("create a flag with variants and a rule", async () => {
     await admin.getByRole("link", { name: "New flag" }).first().click();
     await admin.getByLabel("Key", { exact: true }).fill(FLAG);

@@ -10,7 +10,6 @@ import { useApi } from "../../api/context";
 import {
   Button,
   ConfirmDialog,
-  CopyButton,
   Empty,
   EnvBadge,
   ErrorBanner,
@@ -23,8 +22,9 @@ import {
   Time,
 } from "../../components/ui";
 import { HistoryLink } from "../../components/history";
+import { Snippets } from "../../components/snippets";
 import { envPath, useScope } from "../../lib/session";
-import { snippetsFor, type SdkKind, type Snippet } from "./snippets";
+import { snippetsFor, type SdkKind } from "./snippets";
 import "./admin.css";
 
 type SdkKey = Schemas["SdkKey"];
@@ -279,31 +279,5 @@ export default function SdkKeys() {
         </ConfirmDialog>
       )}
     </div>
-  );
-}
-
-// Snippets shows start-up code for a new key, each block with its own copy button.
-function Snippets({ snippets }: { snippets: Snippet[] }) {
-  return (
-    <div className="snippets">
-      {snippets.map((sn) => (
-        <SnippetBlock key={sn.id} snippet={sn} />
-      ))}
-    </div>
-  );
-}
-
-function SnippetBlock({ snippet }: { snippet: Snippet }) {
-  const id = useId();
-  return (
-    <figure className="snippet" aria-labelledby={id}>
-      <figcaption className="snippet-head">
-        <span id={id}>{snippet.title}</span>
-        <CopyButton className="btn-small" label={`Copy ${snippet.title}`} text={snippet.code} />
-      </figcaption>
-      <pre data-testid={`snippet-${snippet.id}`}>
-        <code className={`language-${snippet.language}`}>{snippet.code}</code>
-      </pre>
-    </figure>
   );
 }

@@ -3,7 +3,9 @@ import userEvent from "@testing-library/user-event";
 import { renderScreen } from "../../test/render";
 import { flagKeys } from "../../lib/stream";
 import FlagList from "./FlagList";
-import { flag, scopeRoutes } from "../../test/fixtures";
+import { FlagListEmpty, flagsFile } from "./FlagListEmpty";
+import { accessibilityProblems } from "../../test/axe";
+import { flag, project, scopeRoutes } from "../../test/fixtures";
 
 const url = "/projects/p1/envs/e1/flags";
 const pattern = "/projects/:projectId/envs/:envId/flags";
@@ -261,5 +263,83 @@ describe("flag status", () => {
     expect(screen.queryByRole("alert")).not.toBeInTheDocument();
     // The list's own actions still work.
     expect(screen.getByRole("switch", { name: "Enable checkout" })).toBeEnabled();
+  });
+});
+
+describe("an environment without flags", () => {
+  test("offers New flag first, then connecting an app and starting from a file, with this project's and environment's slugs", async () => {
+    renderScreen(<FlagList />, { url, pattern, routes: { ...scopeRoutes(), "GET /api/environments/e1/flags": [] } });
+    expect(await screen.findByRole("heading", { name: "No flags yet" })).toBeInTheDocument();
+    // New flag stays the primary action: in the header and in the empty state.
+    const newFlag = screen.getAllByRole("link", { name: "New flag" });
+    expect(newFlag).toHaveLength(2);
+    for (const link of newFlag) {
+      expect(link).toHaveAttribute("href", "/projects/p1/envs/e1/flags/new");
+      expect(link).toHaveClass("btn-primary");
+    }
+
+    const connect = screen.getByRole("region", { name: "Connect an app" });
+    expect(connect).toHaveTextContent("SDK key of this environment: a server key (sk_live_…)");
+    expect(connect).toHaveTextContent("client key (pk_live_…)");
+    expect(within(connect).getByRole("link", { name: "Create an SDK key for Production" })).toHaveAttribute(
+      "href",
+      "/projects/p1/envs/e1/keys",
+    );
+    // The same start-up code as SDK key creation, with the key left to fill in.
+    expect(within(connect).getByTestId("snippet-go")).toHaveTextContent("export SWITCHYARD_SDK_KEY=sk_live_…");
+    expect(within(connect).getByTestId("snippet-node")).toHaveTextContent("new OFREPProvider({");
+    expect(within(connect).getByTestId("snippet-web")).toHaveTextContent("Bearer pk_live_…");
+
+    const file = screen.getByRole("region", { name: "Start from a file" });
+    expect(within(file).getByTestId("snippet-apply").textContent).toBe("switchyard apply -f flags.yaml\n");
+    expect(within(file).getByTestId("snippet-flags-yaml").textContent).toBe(
+      [
+        "version: 1",
+        "projects:",
+        "  - slug: storefront",
+        "    environments:",
+        "      - slug: production",
+        "        flags:",
+        "          - key: new-checkout",
+        "            is_enabled: true",
+        "            rollout_percentage: 10",
+        "",
+      ].join("\n"),
+    );
+    expect(within(file).getByRole("button", { name: "Copy flags.yaml" })).toBeInTheDocument();
+    expect(file).toHaveTextContent("See Flags as code in the documentation.");
+    expect(await accessibilityProblems()).toEqual([]);
+  });
+
+  test("the file names the environment being looked at", async () => {
+    renderScreen(<FlagList />, {
+      url: "/projects/p1/envs/e2/flags",
+      pattern,
+      routes: { ...scopeRoutes(), "GET /api/environments/e2/flags": [] },
+    });
+    const file = await screen.findByRole("region", { name: "Start from a file" });
+    expect(within(file).getByTestId("snippet-flags-yaml")).toHaveTextContent("- slug: staging");
+    expect(screen.getByRole("link", { name: "Create an SDK key for Staging" })).toHaveAttribute("href", "/projects/p1/envs/e2/keys");
+  });
+
+  // FlagList offers writes to every member today (see canWrite there): the
+  // dashboard does not know project roles. This is what a viewer gets once it does.
+  test("without write access it only says there are no flags yet", () => {
+    renderScreen(<FlagListEmpty projectId="p1" envId="e1" project={project} env={project.environments[0]} canWrite={false} />, {
+      url,
+      pattern,
+    });
+    expect(screen.getByRole("heading", { name: "No flags yet" })).toBeInTheDocument();
+    expect(screen.getByText("Production has no flags yet. They show here as soon as someone creates one.")).toBeInTheDocument();
+    expect(screen.queryByRole("link", { name: "New flag" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Connect an app" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Start from a file" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("link", { name: /SDK key/ })).not.toBeInTheDocument();
+    expect(screen.queryByText(/switchyard apply/)).not.toBeInTheDocument();
+  });
+
+  test("a slug YAML would read as a number or a boolean is quoted", () => {
+    expect(flagsFile("2024", "yes")).toContain('  - slug: "2024"\n    environments:\n      - slug: "yes"\n');
+    expect(flagsFile("web-shop", "dev-2")).toContain("  - slug: web-shop\n    environments:\n      - slug: dev-2\n");
   });
 });

@@ -10,6 +10,7 @@ import { ApprovalRequiredNotice, ChangeRequestNotice, patchFlag, type PatchOutco
 import { allTags, glance, matchesSearch, type Flag } from "./flagform";
 import { ReleasingBadge, useActiveReleases } from "../releases/common";
 import { LastEvaluated, STATUSES, StatusBadge, isStatusName, statusInfo, useFlagStatuses } from "./FlagStatus";
+import { FlagListEmpty } from "./FlagListEmpty";
 import "./flags.css";
 
 // RolloutGlance: what the flag does, in one line — rules first, then the
@@ -38,7 +39,13 @@ function RolloutGlance({ flag }: { flag: Flag }) {
 export default function FlagList() {
   const api = useApi();
   const queryClient = useQueryClient();
-  const { projectId, envId, env } = useScope();
+  const { projectId, envId, project, env } = useScope();
+  // Writing flags needs the editor or admin role in the project
+  // (docs/reference/identity.md, Roles), but the dashboard knows only who is a
+  // workspace admin (lib/session.ts, isAdmin). So every member is offered
+  // writes, as New flag always was, and the server answers a viewer with 403.
+  // Both New flag and the empty list's next steps follow this one decision.
+  const canWrite = true;
   const [params, setParams] = useSearchParams();
   const search = params.get("q") ?? "";
   const tag = params.get("tag") ?? "";
@@ -107,9 +114,11 @@ export default function FlagList() {
       <PageHeader
         title="Flags"
         actions={
-          <Link className="btn btn-primary" to={envPath(projectId, envId, "flags/new")}>
-            New flag
-          </Link>
+          canWrite && (
+            <Link className="btn btn-primary" to={envPath(projectId, envId, "flags/new")}>
+              New flag
+            </Link>
+          )
         }
       >
         {env ? `${env.name}: ` : ""}
@@ -188,12 +197,7 @@ export default function FlagList() {
       ) : statusFilter && statuses.isPending && all.length > 0 ? (
         <Loading label="Loading flag status…" />
       ) : all.length === 0 && !flags.error ? (
-        <Empty title="No flags yet">
-          <p>Create the first flag of this environment.</p>
-          <Link className="btn btn-primary" to={envPath(projectId, envId, "flags/new")}>
-            New flag
-          </Link>
-        </Empty>
+        <FlagListEmpty projectId={projectId} envId={envId} project={project} env={env} canWrite={canWrite} />
       ) : shown.length === 0 && !flags.error ? (
         <Empty title="No flags match">
           <p>
