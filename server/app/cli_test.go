@@ -530,3 +530,53 @@ rules:
 		t.Errorf("an attribute without =: exit %d, want 2", code)
 	}
 }
+
+// Projects and environments are created, changed and deleted through their
+// routes; the routes' refusals come back as exit 1 with the server's
+// message.
+func TestCLIProjectAndEnvironmentWrites(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, nil)
+	_, token := s.User(t, "admin@example.com", "admin")
+	_, viewer := s.User(t, "viewer@example.com", "viewer")
+	ok := func(args ...string) string { t.Helper(); return mustRunCLI(t, s, token, args...) }
+
+	if out := ok("projects", "create", "Acme Shop"); !strings.Contains(out, "acme-shop") || !strings.Contains(out, "sk_live_") {
+		t.Errorf("projects create:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, viewer, nil, "projects", "create", "Other"); code != cli.ExitError || !strings.Contains(errOut, "403") {
+		t.Errorf("a viewer creating a project: %d %q", code, errOut)
+	}
+	if out := ok("environments", "create", "qa", "--project", "acme-shop", "--color", "#123456"); !strings.Contains(out, "#123456") {
+		t.Errorf("environments create:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "environments", "create", "qa", "--project", "acme-shop"); code != cli.ExitError || !strings.Contains(errOut, "409") {
+		t.Errorf("a second qa: %d %q", code, errOut)
+	}
+	if out := ok("environments", "update", "--project", "acme-shop", "--env", "qa", "--name", "Quality", "-o", "json"); !strings.Contains(out, `"name": "Quality"`) {
+		t.Errorf("environments update:\n%s", out)
+	}
+	if out := ok("environments", "require-approval", "on", "--project", "acme-shop", "--env", "qa", "-o", "json"); !strings.Contains(out, `"require_approval": true`) {
+		t.Errorf("require-approval on:\n%s", out)
+	}
+	if out := ok("environments", "set-default", "--project", "acme-shop", "--env", "qa", "-o", "json"); !strings.Contains(out, `"is_default": true`) {
+		t.Errorf("set-default:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, s, token, nil, "environments", "delete", "--project", "acme-shop", "--env", "qa"); code != cli.ExitError || !strings.Contains(errOut, "default environment") {
+		t.Errorf("deleting the default environment: %d %q", code, errOut)
+	}
+	ok("environments", "delete", "--project", "acme-shop", "--env", "staging")
+	if out := ok("environments", "list", "--project", "acme-shop"); strings.Contains(out, "staging") || !strings.Contains(out, "Quality") {
+		t.Errorf("after delete:\n%s", out)
+	}
+	if code, _, _ := runCLI(t, s, token, nil, "environments", "update", "--project", "acme-shop", "--env", "qa"); code != cli.ExitUsage {
+		t.Errorf("update with nothing to change = %d, want 2", code)
+	}
+	if out := ok("projects", "rename", "acme-shop", "Acme Store"); !strings.Contains(out, "acme-store") {
+		t.Errorf("projects rename:\n%s", out)
+	}
+	ok("projects", "delete", "acme-store")
+	if out := ok("projects", "list"); strings.Contains(out, "acme") {
+		t.Errorf("after delete:\n%s", out)
+	}
+}
