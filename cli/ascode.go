@@ -188,7 +188,7 @@ finds nothing to do. Applying the same file again makes no write.`,
 					return err
 				}
 				if !g.confirm("Apply these changes? Only yes applies: ") {
-					return fmt.Errorf("not applied")
+					return fmt.Errorf("not applied: answer yes, or give --yes")
 				}
 			}
 			did, err := newExecutor(pl.client, pl.state).run(ctx, pl.plan)
