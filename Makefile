@@ -69,11 +69,12 @@ services: ## Start local PostgreSQL and Redis (installs them if missing)
 run: services build-web ## Run the server and dashboard locally on :3000 (COOKIE_SECURE=false unless set)
 	COOKIE_SECURE="$${COOKIE_SECURE:-false}" go run .
 
-test: services ## Run every test: Go (race detector), dashboard components, dashboard end to end, OpenFeature JS providers
+test: services ## Run every test: Go (race detector), dashboard components, dashboard end to end, OpenFeature JS providers, MCP Inspector
 	$(MAKE) test-go
 	$(MAKE) test-web
 	$(MAKE) test-e2e
 	$(MAKE) test-openfeature-js
+	$(MAKE) test-mcp
 
 test-go: ## Go tests with the race detector against local services (and the official OFREP provider's module)
 	go test -race -count=1 -timeout 25m ./...
@@ -99,6 +100,15 @@ docs/examples/web/node_modules/.package-lock.json: docs/examples/web/package-loc
 
 test-openfeature-js: build-server test/openfeature-js/node_modules/.package-lock.json docs/examples/web/node_modules/.package-lock.json ## The official OpenFeature JS providers (Node; the browser example in headless Chromium) against a real server
 	cd test/openfeature-js && npm test
+
+test/mcp-inspector/node_modules/.package-lock.json: test/mcp-inspector/package-lock.json
+	cd test/mcp-inspector && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+.PHONY: test-mcp
+
+test-mcp: build-server test/mcp-inspector/node_modules/.package-lock.json ## switchyard mcp driven by the official MCP Inspector's CLI mode against a real server
+	cd test/mcp-inspector && npm test
 
 test-short: ## Run the tests that need no services (go test -short)
 	go test -short ./...
@@ -183,6 +193,14 @@ BENCH_RESULTS_FLAGS ?=
 bench-results: ## Measure experiment results at 100,000 and 1,000,000 exposed users: kept counts and recomputed, fresh and reset statistics, under ingest (bench/results; BENCH_RESULTS_FLAGS=-help)
 	@mkdir -p bin
 	cd bench/results && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_RESULTS_FLAGS) | tee ../../bin/bench-results.txt
+
+.PHONY: bench-ascode
+
+BENCH_ASCODE_FLAGS ?=
+
+bench-ascode: ## Measure flags as code on 1,000 flags in 3 environments: validate, diff, apply, a no-op apply (bench/ascode; BENCH_ASCODE_FLAGS=-help)
+	@mkdir -p bin
+	cd bench/ascode && GOFLAGS=-mod=mod go run . -db "$(TEST_DATABASE_URL)" $(BENCH_ASCODE_FLAGS) | tee ../../bin/bench-ascode.txt
 
 .PHONY: bench-bulkhead
 

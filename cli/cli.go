@@ -110,6 +110,7 @@ With a command it is the command line client of a Switchyard server: --url and
 		membersCommand(g),
 		auditCommand(g),
 		evalCommand(g),
+		mcpCommand(g),
 		exportCommand(g),
 		validateCommand(g),
 		diffCommand(g),

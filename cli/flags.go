@@ -50,10 +50,8 @@ func flagsList(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			params := &apiclient.ListFlagsParams{}
-			if archived {
-				params.Archived = &archived
-			}
+			// Active flags unless --archived: the route's default is both.
+			params := &apiclient.ListFlagsParams{Archived: &archived}
 			r, err := c.ListFlagsWithResponse(cmd.Context(), env, params)
 			if err != nil {
 				return err
@@ -199,19 +197,25 @@ func flagsToggle(g *globals) *cobra.Command {
 }
 
 func (g *globals) patchFlag(ctx context.Context, e *envFlags, key string, patch map[string]any) error {
-	c, env, err := g.clientFor(ctx, e)
-	if err != nil {
-		return err
-	}
-	req, err := jsonBody(patch)
-	if err != nil {
-		return err
-	}
-	r, err := c.PatchFlagWithBodyWithResponse(ctx, env, key, "application/merge-patch+json", req)
+	r, err := g.sendFlagPatch(ctx, e, key, patch)
 	if err != nil {
 		return err
 	}
 	return g.flagWritten(r, r.Body, r.JSON200, r.JSON202)
+}
+
+// sendFlagPatch sends a merge patch of the flag key in the environment e
+// names, and returns the answer as it came.
+func (g *globals) sendFlagPatch(ctx context.Context, e *envFlags, key string, patch map[string]any) (*apiclient.PatchFlagResponse, error) {
+	c, env, err := g.clientFor(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	req, err := jsonBody(patch)
+	if err != nil {
+		return nil, err
+	}
+	return c.PatchFlagWithBodyWithResponse(ctx, env, key, "application/merge-patch+json", req)
 }
 
 // flagsAction is a write of one flag by key that answers the flag (archive,
@@ -294,13 +298,27 @@ func flagsPromote(g *globals) *cobra.Command {
 // flagWritten prints the flag a write answered, or the change request it
 // opened in an environment that requires approval.
 func (g *globals) flagWritten(r response, body []byte, flag *apiclient.Flag, cr *apiclient.ChangeRequest) error {
-	if r.StatusCode() == http.StatusAccepted && cr != nil {
-		return g.changeRequestOpened(*cr)
-	}
-	if err := expect(r, body, http.StatusOK); err != nil {
+	written, opened, err := flagWrite(r, body, flag, cr)
+	if err != nil {
 		return err
 	}
-	return g.print(*flag, flagTable(*flag))
+	if opened != nil {
+		return g.changeRequestOpened(*opened)
+	}
+	return g.print(*written, flagTable(*written))
+}
+
+// flagWrite reads the answer to a write of a flag: the flag written, or
+// the change request opened instead in an environment that requires
+// approval, or the server's refusal.
+func flagWrite(r response, body []byte, flag *apiclient.Flag, cr *apiclient.ChangeRequest) (*apiclient.Flag, *apiclient.ChangeRequest, error) {
+	if r.StatusCode() == http.StatusAccepted && cr != nil {
+		return nil, cr, nil
+	}
+	if err := expect(r, body, http.StatusOK); err != nil {
+		return nil, nil, err
+	}
+	return flag, nil, nil
 }
 
 // changeRequestOpened prints a change request that a write opened instead
