@@ -30,10 +30,7 @@ func tokensCommand(g *globals) *cobra.Command {
 				in.ExpiresInDays = &days
 			}
 			r, err := c.CreateTokenWithResponse(cmd.Context(), in)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			t := r.JSON200
@@ -54,10 +51,7 @@ func tokensCommand(g *globals) *cobra.Command {
 					return err
 				}
 				r, err := c.ListTokensWithResponse(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if err := expect(r, r.Body, http.StatusOK); err != nil {
+				if err := answer(r, err, http.StatusOK); err != nil {
 					return err
 				}
 				t := table{header: []string{"ID", "NAME", "SCOPE", "PREFIX", "LAST USED", "EXPIRES"}}
@@ -81,10 +75,7 @@ func tokensCommand(g *globals) *cobra.Command {
 					return err
 				}
 				r, err := c.DeleteTokenWithResponse(cmd.Context(), id)
-				if err != nil {
-					return err
-				}
-				if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+				if err := answer(r, err, http.StatusNoContent); err != nil {
 					return err
 				}
 				_, err = fmt.Fprintf(g.out, "deleted token %d\n", id)
@@ -105,10 +96,7 @@ func keysCommand(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.ListSdkKeysWithResponse(cmd.Context(), p.Id)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			t := table{header: []string{"ID", "NAME", "KIND", "ENVIRONMENT", "PREFIX"}}
@@ -138,10 +126,7 @@ func keysCommand(g *globals) *cobra.Command {
 				in.Kind = &kind
 			}
 			r, err := c.CreateSdkKeyWithResponse(cmd.Context(), p.Id, in)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			k := r.JSON200
@@ -166,10 +151,7 @@ func keysCommand(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.RevokeSdkKeyWithResponse(cmd.Context(), p.Id, id)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+			if err := answer(r, err, http.StatusNoContent); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(g.out, "revoked key %d\n", id)
@@ -191,10 +173,7 @@ func membersCommand(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.ListMembersWithResponse(cmd.Context(), p.Id)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, memberTable(*r.JSON200...))
@@ -216,19 +195,13 @@ func membersCommand(g *globals) *cobra.Command {
 				}
 				if add {
 					r, err := c.AddMemberWithResponse(cmd.Context(), p.Id, apiclient.MemberInput{UserId: user, Role: apiclient.Role(role)})
-					if err != nil {
-						return err
-					}
-					if err := expect(r, r.Body, http.StatusOK); err != nil {
+					if err := answer(r, err, http.StatusOK); err != nil {
 						return err
 					}
 					return g.print(*r.JSON200, memberTable(*r.JSON200))
 				}
 				r, err := c.UpdateMemberWithResponse(cmd.Context(), p.Id, user, apiclient.MemberRoleInput{Role: apiclient.Role(role)})
-				if err != nil {
-					return err
-				}
-				if err := expect(r, r.Body, http.StatusOK); err != nil {
+				if err := answer(r, err, http.StatusOK); err != nil {
 					return err
 				}
 				return g.print(*r.JSON200, memberTable(*r.JSON200))
@@ -252,10 +225,7 @@ func membersCommand(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.RemoveMemberWithResponse(cmd.Context(), p.Id, user)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+			if err := answer(r, err, http.StatusNoContent); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(g.out, "removed user %d from %s\n", user, p.Slug)

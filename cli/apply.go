@@ -87,10 +87,7 @@ func (x *executor) step(ctx context.Context, s plan.Step) (int64, error) {
 		return 0, nil
 	case plan.RenameProject:
 		r, err := x.c.RenameProjectWithBodyWithResponse(ctx, project, jsonType, body)
-		if err != nil {
-			return 0, err
-		}
-		return 0, expect(r, r.Body, http.StatusOK)
+		return 0, answer(r, err, http.StatusOK)
 	case plan.CreateEnvironment:
 		r, err := x.c.CreateEnvironmentWithBodyWithResponse(ctx, project, jsonType, body)
 		switch {
@@ -106,16 +103,10 @@ func (x *executor) step(ctx context.Context, s plan.Step) (int64, error) {
 		return 0, nil
 	case plan.UpdateEnvironment:
 		r, err := x.c.UpdateEnvironmentWithBodyWithResponse(ctx, project, env, jsonType, body)
-		if err != nil {
-			return 0, err
-		}
-		return 0, expect(r, r.Body, http.StatusOK)
+		return 0, answer(r, err, http.StatusOK)
 	case plan.SetApproval:
 		r, err := x.c.SetRequireApprovalWithBodyWithResponse(ctx, project, env, jsonType, body)
-		if err != nil {
-			return 0, err
-		}
-		return 0, expect(r, r.Body, http.StatusOK)
+		return 0, answer(r, err, http.StatusOK)
 	case plan.CreateSegment:
 		r, err := x.c.CreateSegmentWithBodyWithResponse(ctx, env, jsonType, body)
 		if err != nil {
@@ -127,10 +118,7 @@ func (x *executor) step(ctx context.Context, s plan.Step) (int64, error) {
 		fallthrough
 	case plan.UpdateSegment:
 		r, err := x.c.PatchSegmentWithBodyWithResponse(ctx, env, s.Key, jsonType, bytes.NewReader(s.Body))
-		if err != nil {
-			return 0, err
-		}
-		return 0, expect(r, r.Body, http.StatusOK)
+		return 0, answer(r, err, http.StatusOK)
 	case plan.DeleteSegment:
 		r, err := x.c.DeleteSegmentWithResponse(ctx, env, s.Key)
 		if err != nil || r.StatusCode() == http.StatusNotFound {
@@ -139,10 +127,7 @@ func (x *executor) step(ctx context.Context, s plan.Step) (int64, error) {
 		return 0, expect(r, r.Body, http.StatusNoContent)
 	case plan.CreateFlag:
 		r, err := x.c.PutFlagWithBodyWithResponse(ctx, env, jsonType, body)
-		if err != nil {
-			return 0, err
-		}
-		return 0, expect(r, r.Body, http.StatusOK)
+		return 0, answer(r, err, http.StatusOK)
 	case plan.UpdateFlag:
 		r, err := x.c.PatchFlagWithBodyWithResponse(ctx, env, s.Key, "application/merge-patch+json", body)
 		if err != nil {
@@ -154,16 +139,10 @@ func (x *executor) step(ctx context.Context, s plan.Step) (int64, error) {
 		return 0, expect(r, r.Body, http.StatusOK)
 	case plan.ArchiveFlag:
 		r, err := x.c.ArchiveFlagWithResponse(ctx, env, s.Key)
-		if err != nil {
-			return 0, err
-		}
-		return 0, expect(r, r.Body, http.StatusOK)
+		return 0, answer(r, err, http.StatusOK)
 	case plan.UnarchiveFlag:
 		r, err := x.c.UnarchiveFlagWithResponse(ctx, env, s.Key)
-		if err != nil {
-			return 0, err
-		}
-		return 0, expect(r, r.Body, http.StatusOK)
+		return 0, answer(r, err, http.StatusOK)
 	case plan.DeleteFlag:
 		r, err := x.c.DeleteFlagWithResponse(ctx, env, s.Key)
 		if err != nil || r.StatusCode() == http.StatusNotFound {
@@ -185,10 +164,7 @@ func (x *executor) segmentExists(ctx context.Context, env uuid.UUID, key string)
 // a concurrent apply, so that the steps after it find the ids.
 func (x *executor) relearn(ctx context.Context) error {
 	r, err := x.c.ListProjectsWithResponse(ctx)
-	if err != nil {
-		return err
-	}
-	if err := expect(r, r.Body, http.StatusOK); err != nil {
+	if err := answer(r, err, http.StatusOK); err != nil {
 		return err
 	}
 	for _, p := range *r.JSON200 {

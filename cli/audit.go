@@ -44,10 +44,7 @@ unless --all.`,
 			var items []apiclient.WorkspaceAuditEntry
 			for {
 				r, err := c.ListWorkspaceAuditWithResponse(cmd.Context(), params)
-				if err != nil {
-					return err
-				}
-				if err := expect(r, r.Body, http.StatusOK); err != nil {
+				if err := answer(r, err, http.StatusOK); err != nil {
 					return err
 				}
 				items = append(items, r.JSON200.Items...)
@@ -98,10 +95,7 @@ naming the first entry that fails.`,
 				return err
 			}
 			r, err := c.VerifyWorkspaceAuditWithResponse(cmd.Context(), params)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			v := r.JSON200

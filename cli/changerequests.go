@@ -32,10 +32,7 @@ func changeRequestsList(g *globals) *cobra.Command {
 				params.Status = &st
 			}
 			r, err := c.ListChangeRequestsWithResponse(cmd.Context(), env, params)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			t := table{header: []string{"ID", "FLAG", "STATUS", "REQUESTED BY", "CREATED"}}
@@ -95,10 +92,7 @@ func changeRequestsReject(g *globals) *cobra.Command {
 				body.Reason = &reason
 			}
 			r, err := c.RejectChangeRequestWithResponse(cmd.Context(), env, id, body)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+			if err := answer(r, err, http.StatusNoContent); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(g.out, "rejected change request %d\n", id)

@@ -32,10 +32,7 @@ func environmentsCommand(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.ListEnvironmentsWithResponse(cmd.Context(), p.Id)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, environmentTable(*r.JSON200...))
@@ -210,10 +207,7 @@ func environmentsDelete(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.DeleteEnvironmentWithResponse(cmd.Context(), project, env)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+			if err := answer(r, err, http.StatusNoContent); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(g.out, "deleted environment %s\n", e.env)

@@ -54,10 +54,7 @@ so the file manages all of them; applying it unchanged changes nothing.`,
 // a file.
 func exportFile(ctx context.Context, c *apiclient.ClientWithResponses, project, env string) (*flagfile.File, error) {
 	r, err := c.ListProjectsWithResponse(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := expect(r, r.Body, http.StatusOK); err != nil {
+	if err := answer(r, err, http.StatusOK); err != nil {
 		return nil, err
 	}
 	f := &flagfile.File{Version: 1}

@@ -53,10 +53,7 @@ func flagsList(g *globals) *cobra.Command {
 			// Active flags unless --archived: the route's default is both.
 			params := &apiclient.ListFlagsParams{Archived: &archived}
 			r, err := c.ListFlagsWithResponse(cmd.Context(), env, params)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, flagTable(*r.JSON200...))
@@ -80,10 +77,7 @@ func flagsGet(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.GetFlagWithResponse(cmd.Context(), env, args[0])
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, flagTable(*r.JSON200))
@@ -248,10 +242,7 @@ func flagsAction(g *globals, name, short string) *cobra.Command {
 				return g.flagWritten(r, r.Body, r.JSON200, nil)
 			}
 			r, err := c.DeleteFlagWithResponse(ctx, env, key)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+			if err := answer(r, err, http.StatusNoContent); err != nil {
 				return err
 			}
 			fmt.Fprintf(g.out, "deleted %s\n", key)

@@ -94,10 +94,7 @@ func (g *globals) tokenReadOnly(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	r, err := c.ListTokensWithResponse(ctx)
-	if err != nil {
-		return false, err
-	}
-	if err := expect(r, r.Body, http.StatusOK); err != nil {
+	if err := answer(r, err, http.StatusOK); err != nil {
 		return false, err
 	}
 	var scopes []apiclient.TokenScope
@@ -170,10 +167,7 @@ func (g *globals) addReadTools(s *mcp.Server) {
 			return nil, err
 		}
 		r, err := c.ListEnvironmentsWithResponse(ctx, p.Id)
-		if err != nil {
-			return nil, err
-		}
-		if err := expect(r, r.Body, http.StatusOK); err != nil {
+		if err := answer(r, err, http.StatusOK); err != nil {
 			return nil, err
 		}
 		return map[string]any{"environments": *r.JSON200}, nil
@@ -188,10 +182,7 @@ func (g *globals) addReadTools(s *mcp.Server) {
 			return nil, err
 		}
 		r, err := c.ListFlagsWithResponse(ctx, env, &apiclient.ListFlagsParams{Archived: in.Archived})
-		if err != nil {
-			return nil, err
-		}
-		if err := expect(r, r.Body, http.StatusOK); err != nil {
+		if err := answer(r, err, http.StatusOK); err != nil {
 			return nil, err
 		}
 		return map[string]any{"flags": *r.JSON200}, nil
@@ -207,10 +198,7 @@ func (g *globals) addReadTools(s *mcp.Server) {
 			return nil, err
 		}
 		r, err := c.GetFlagWithResponse(ctx, env, in.Key)
-		if err != nil {
-			return nil, err
-		}
-		if err := expect(r, r.Body, http.StatusOK); err != nil {
+		if err := answer(r, err, http.StatusOK); err != nil {
 			return nil, err
 		}
 		st, err := c.ListFlagStatusWithResponse(ctx, env)
@@ -243,10 +231,7 @@ func (g *globals) addReadTools(s *mcp.Server) {
 			params.Status = &st
 		}
 		r, err := c.ListChangeRequestsWithResponse(ctx, env, params)
-		if err != nil {
-			return nil, err
-		}
-		if err := expect(r, r.Body, http.StatusOK); err != nil {
+		if err := answer(r, err, http.StatusOK); err != nil {
 			return nil, err
 		}
 		return map[string]any{"change_requests": *r.JSON200}, nil

@@ -133,10 +133,7 @@ func (g *globals) addWriteTools(s *mcp.Server) {
 			return nil, err
 		}
 		r, err := c.CreateReleaseWithResponse(ctx, env, in.Key, in.CreateReleaseRequest)
-		if err != nil {
-			return nil, err
-		}
-		if err := expect(r, r.Body, http.StatusCreated); err != nil {
+		if err := answer(r, err, http.StatusCreated); err != nil {
 			return nil, err
 		}
 		return map[string]any{"release": *r.JSON201}, nil
@@ -176,10 +173,7 @@ func mcpActiveRelease(ctx context.Context, c *apiclient.ClientWithResponses, env
 		return releaseID(in.ID)
 	}
 	r, err := c.ListReleasesWithResponse(ctx, env, &apiclient.ListReleasesParams{FlagKey: &in.Key})
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if err := expect(r, r.Body, http.StatusOK); err != nil {
+	if err := answer(r, err, http.StatusOK); err != nil {
 		return uuid.Nil, err
 	}
 	for _, rel := range *r.JSON200 {

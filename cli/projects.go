@@ -55,10 +55,7 @@ of Production, printed once.`,
 				return err
 			}
 			r, err := c.CreateProjectWithResponse(cmd.Context(), apiclient.ProjectInput{Name: args[0]})
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			p := *r.JSON200
@@ -88,10 +85,7 @@ func projectsRename(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.RenameProjectWithResponse(cmd.Context(), p.Id, apiclient.ProjectInput{Name: args[1]})
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, projectTable(*r.JSON200))
@@ -115,10 +109,7 @@ func projectsDelete(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.DeleteProjectWithResponse(cmd.Context(), p.Id)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+			if err := answer(r, err, http.StatusNoContent); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(g.out, "deleted project %s\n", p.Slug)
@@ -134,10 +125,7 @@ func (g *globals) projects(ctx context.Context) ([]apiclient.Project, error) {
 		return nil, err
 	}
 	r, err := c.ListProjectsWithResponse(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := expect(r, r.Body, http.StatusOK); err != nil {
+	if err := answer(r, err, http.StatusOK); err != nil {
 		return nil, err
 	}
 	return *r.JSON200, nil

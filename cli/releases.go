@@ -65,10 +65,7 @@ check_interval_seconds, with the API's field names (docs/releases.md).`,
 				return err
 			}
 			r, err := c.CreateReleaseWithBodyWithResponse(cmd.Context(), env, args[0], "application/json", req)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusCreated); err != nil {
+			if err := answer(r, err, http.StatusCreated); err != nil {
 				return err
 			}
 			return g.print(*r.JSON201, releaseTable(*r.JSON201))
@@ -99,10 +96,7 @@ func releasesList(g *globals) *cobra.Command {
 				params.FlagKey = &flagKey
 			}
 			r, err := c.ListReleasesWithResponse(cmd.Context(), env, params)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, releaseTable(*r.JSON200...))
@@ -138,10 +132,7 @@ func releasesGet(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.GetReleaseWithResponse(cmd.Context(), env, id)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, releaseTable(*r.JSON200))

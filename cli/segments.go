@@ -34,10 +34,7 @@ func segmentsList(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.ListSegmentsWithResponse(cmd.Context(), env)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			return g.print(*r.JSON200, segmentTable(*r.JSON200...))
@@ -152,10 +149,7 @@ func segmentsDelete(g *globals) *cobra.Command {
 				return err
 			}
 			r, err := c.DeleteSegmentWithResponse(cmd.Context(), env, args[0])
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusNoContent); err != nil {
+			if err := answer(r, err, http.StatusNoContent); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(g.out, "deleted %s\n", args[0])

@@ -27,10 +27,7 @@ func convert(from, to any) error {
 // request of each such environment.
 func readState(ctx context.Context, c *apiclient.ClientWithResponses, f *flagfile.File) (plan.State, error) {
 	r, err := c.ListProjectsWithResponse(ctx)
-	if err != nil {
-		return plan.State{}, err
-	}
-	if err := expect(r, r.Body, http.StatusOK); err != nil {
+	if err := answer(r, err, http.StatusOK); err != nil {
 		return plan.State{}, err
 	}
 	s := plan.State{Projects: map[string]*plan.Project{}}

@@ -23,10 +23,7 @@ was last evaluated.`,
 				return err
 			}
 			r, err := c.ListFlagStatusWithResponse(cmd.Context(), env)
-			if err != nil {
-				return err
-			}
-			if err := expect(r, r.Body, http.StatusOK); err != nil {
+			if err := answer(r, err, http.StatusOK); err != nil {
 				return err
 			}
 			t := table{header: []string{"FLAG", "STATUS", "EVALUATIONS 7D", "LAST EVALUATED"}}

@@ -117,6 +117,7 @@ INSERT INTO flags (environment_id, key, is_enabled, rollout_percentage, descript
                    default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, client_side)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10, $11, $12, $13, $14)
+ON CONFLICT (environment_id, key) DO NOTHING
 RETURNING id, environment_id, key, is_enabled, rollout_percentage, description, flag_type, default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, archived_at, version, created_at, updated_at, client_side
 `
 
@@ -137,6 +138,9 @@ type InsertFlagParams struct {
 	ClientSide        bool
 }
 
+// No row when a concurrent write created the key first (the statement waits
+// for it to commit): the caller then replaces that flag, as POST does for a
+// key that exists.
 func (q *Queries) InsertFlag(ctx context.Context, arg InsertFlagParams) (Flag, error) {
 	row := q.db.QueryRow(ctx, insertFlag,
 		arg.EnvironmentID,

@@ -24,10 +24,14 @@ WHERE f.environment_id = @environment_id AND f.key = @key
 FOR UPDATE OF f;
 
 -- name: InsertFlag :one
+-- No row when a concurrent write created the key first (the statement waits
+-- for it to commit): the caller then replaces that flag, as POST does for a
+-- key that exists.
 INSERT INTO flags (environment_id, key, is_enabled, rollout_percentage, description, flag_type,
                    default_value, disabled_value, rules, variants, prerequisites, tags, owner_email, client_side)
 VALUES (@environment_id, @key, @is_enabled, @rollout_percentage, @description, @flag_type,
         @default_value, @disabled_value, @rules, @variants, @prerequisites, @tags, @owner_email, @client_side)
+ON CONFLICT (environment_id, key) DO NOTHING
 RETURNING *;
 
 -- name: UpdateFlag :one

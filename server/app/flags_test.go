@@ -415,3 +415,31 @@ func TestAuditListing(t *testing.T) {
 		}
 	}
 }
+
+// POST of one new key from many clients at once creates it once and
+// replaces it after: every request succeeds (none meets the unique key as
+// a conflict), and the flag ends at one version per request.
+func TestPutFlagConcurrentCreate(t *testing.T) {
+	t.Parallel()
+	fe := newFlagEnv(t)
+	const n = 8
+	statuses := make(chan int, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			status, body, _ := fe.s.Do(t, apptest.Request{Method: "POST", Path: fe.flags("production"), Bearer: fe.token,
+				Body: map[string]any{"key": "raced", "is_enabled": true}})
+			if status != http.StatusOK {
+				t.Logf("%d %s", status, body)
+			}
+			statuses <- status
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if status := <-statuses; status != http.StatusOK {
+			t.Errorf("a concurrent create answered %d", status)
+		}
+	}
+	if status, flag := fe.call(t, "GET", fe.flags("production")+"/raced", nil); status != http.StatusOK || field(flag, "version") != float64(n) {
+		t.Errorf("after %d creates: %d %v", n, status, flag)
+	}
+}

@@ -104,22 +104,27 @@ func (s *Service) storeFlag(ctx context.Context, q *db.Queries, env db.Environme
 		return eval.Flag{}, err
 	}
 	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvironmentID: env.ID, Key: f.Key})
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		params, err := insertFlagParams(env.ID, f)
-		if err != nil {
-			return eval.Flag{}, err
+	if errors.Is(err, pgx.ErrNoRows) {
+		params, perr := insertFlagParams(env.ID, f)
+		if perr != nil {
+			return eval.Flag{}, perr
 		}
-		inserted, err := q.InsertFlag(ctx, params)
-		if err != nil {
+		var inserted db.Flag
+		inserted, err = q.InsertFlag(ctx, params)
+		switch {
+		case err == nil:
+			after, err := flagFromRow(inserted)
+			if err != nil {
+				return eval.Flag{}, err
+			}
+			return after, auditFlag(ctx, q, s.trail, 0, env.ID, f.Key, actor, createAction, nil, &after, metadata)
+		case !errors.Is(err, pgx.ErrNoRows):
 			return eval.Flag{}, store.AdaptError(err)
 		}
-		after, err := flagFromRow(inserted)
-		if err != nil {
-			return eval.Flag{}, err
-		}
-		return after, auditFlag(ctx, q, s.trail, 0, env.ID, f.Key, actor, createAction, nil, &after, metadata)
-	case err != nil:
+		// A concurrent write created the key first: replace its flag.
+		row, err = q.LockFlag(ctx, db.LockFlagParams{EnvironmentID: env.ID, Key: f.Key})
+	}
+	if err != nil {
 		return eval.Flag{}, fmt.Errorf("lock flag: %w", err)
 	}
 	if env.RequireApproval {
