@@ -3,7 +3,6 @@ package flagfile
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -163,14 +162,4 @@ func (c *converter) strict(v any) any {
 		}
 	}
 	return v
-}
-
-// fieldNames lists the properties of a $defs schema, for messages.
-func fieldNames(s map[string]any) []string {
-	var names []string
-	for n := range props(s) {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
